@@ -1,0 +1,460 @@
+//! JSON-RPC 2.0 envelopes as MCP uses them on stdio: one message per line, closed members.
+//!
+//! Contract:
+//! 1. [`decode`] never panics and never allocates more than the line it is given.
+//! 2. A request has exactly `jsonrpc`, `id`, `method` and optionally `params`; a notification has
+//!    `jsonrpc`, `method` and optionally `params`. Anything else (an undeclared member, a client
+//!    response, a batch, a null or fractional id) is an [`Envelope`] error carrying -32600 and,
+//!    where one could be read, the request id, so the answer can be correlated.
+//! 3. Bytes that are not JSON are -32700 with `id: null`.
+//! 4. String and integer ids are distinct ([`RequestId`]); an integral number written as a decimal
+//!    (`1.0e1`) is the integer it denotes.
+//!
+//! `params` is kept as raw [`Value`]: which shapes a method accepts is the protocol layer's rule.
+
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+use serde_json::{Map, Number, Value};
+
+/// JSON-RPC and MCP error codes this server emits.
+pub mod code {
+    /// Invalid JSON was received.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON is not a valid request object, or the request is not allowed now.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// The method does not exist in the protocol family the request belongs to.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The method exists but its parameters are invalid.
+    pub const INVALID_PARAMS: i64 = -32602;
+    /// The server failed while producing an answer.
+    pub const INTERNAL_ERROR: i64 = -32603;
+    /// MCP 2026-07-28: the request names a protocol revision this server does not serve.
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+}
+
+/// A request id: a string or an integer, never both, never null.
+///
+/// Integers are kept as a canonical [`Number`] (`serde_json` stores every non-negative integer
+/// the same way), so `7`, `7.0` and `0.7e1` are one id while `"7"` is another.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub enum RequestId {
+    /// A numeric id with an integral value.
+    Number(Number),
+    /// A string id.
+    String(String),
+}
+
+impl RequestId {
+    /// Reads an id as JSON-RPC allows it here; `None` for null, fractional, boolean or structured ids.
+    pub fn from_value(value: &Value) -> Option<RequestId> {
+        match value {
+            Value::String(s) => Some(RequestId::String(s.clone())),
+            Value::Number(n) => integral(n).map(RequestId::Number),
+            _ => None,
+        }
+    }
+
+    /// The id as the JSON value it is written as.
+    pub fn to_value(&self) -> Value {
+        match self {
+            RequestId::Number(n) => Value::Number(n.clone()),
+            RequestId::String(s) => Value::String(s.clone()),
+        }
+    }
+}
+
+fn integral(n: &Number) -> Option<Number> {
+    if n.is_i64() || n.is_u64() {
+        return Some(n.clone());
+    }
+    let f = n.as_f64()?;
+    // Beyond 2^63 a float no longer names one integer exactly; refuse rather than guess.
+    if f.fract() == 0.0 && f.abs() < 9.223_372_036_854_775_807e18 {
+        Some(Number::from(f as i64))
+    } else {
+        None
+    }
+}
+
+impl fmt::Debug for RequestId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl fmt::Display for RequestId {
+    /// Strings are shown quoted so that `92` and `"92"` stay distinguishable in logs.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            RequestId::Number(n) => write!(f, "{n}"),
+            RequestId::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl Serialize for RequestId {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RequestId::Number(n) => n.serialize(serializer),
+            RequestId::String(s) => serializer.serialize_str(s),
+        }
+    }
+}
+
+/// A decoded client message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Incoming {
+    /// A request: it must receive exactly one terminal response unless cancelled.
+    Request(Request),
+    /// A notification: it never receives a response.
+    Notification(Notification),
+}
+
+/// A JSON-RPC request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The id the response must carry.
+    pub id: RequestId,
+    /// The method name, as sent.
+    pub method: String,
+    /// `params`, if present, in whatever JSON shape the client sent.
+    pub params: Option<Value>,
+}
+
+/// A JSON-RPC notification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    /// The method name, as sent.
+    pub method: String,
+    /// `params`, if present, in whatever JSON shape the client sent.
+    pub params: Option<Value>,
+}
+
+/// Why a line could not be decoded into an [`Incoming`] message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DecodeError {
+    /// Not JSON at all (or not UTF-8): answered with -32700 and `id: null`.
+    Parse(String),
+    /// JSON, but not an acceptable request or notification: answered with -32600.
+    Envelope {
+        /// The id, when the message carried a readable one.
+        id: Option<RequestId>,
+        /// What was wrong, for the client.
+        message: String,
+    },
+}
+
+impl DecodeError {
+    /// The error response this decode failure is answered with.
+    pub fn into_error_response(self) -> Response {
+        match self {
+            DecodeError::Parse(detail) => Response::error(
+                None,
+                ErrorObject::new(code::PARSE_ERROR, format!("Parse error: {detail}")),
+            ),
+            DecodeError::Envelope { id, message } => {
+                Response::error(id, ErrorObject::new(code::INVALID_REQUEST, message))
+            }
+        }
+    }
+
+    /// The id the error answer correlates with, if any.
+    pub fn id(&self) -> Option<&RequestId> {
+        match self {
+            DecodeError::Parse(_) => None,
+            DecodeError::Envelope { id, .. } => id.as_ref(),
+        }
+    }
+}
+
+/// Decodes one line (without its terminator) into a message.
+pub fn decode(line: &[u8]) -> Result<Incoming, DecodeError> {
+    let value: Value =
+        serde_json::from_slice(line).map_err(|e| DecodeError::Parse(e.to_string()))?;
+    decode_value(value)
+}
+
+/// Decodes an already-parsed JSON value into a message.
+pub fn decode_value(value: Value) -> Result<Incoming, DecodeError> {
+    let mut object = match value {
+        Value::Object(object) => object,
+        Value::Array(_) => return Err(envelope(None, "JSON-RPC batches are not supported")),
+        _ => return Err(envelope(None, "a JSON-RPC message must be a JSON object")),
+    };
+    let raw_id = object.get("id");
+    let id = raw_id.and_then(RequestId::from_value);
+    if object.contains_key("result") || object.contains_key("error") {
+        return Err(envelope(
+            id,
+            "client responses are not accepted: this server never sends requests",
+        ));
+    }
+    if object.get("jsonrpc") != Some(&Value::String("2.0".into())) {
+        return Err(envelope(
+            id,
+            "the jsonrpc member must be the string \"2.0\"",
+        ));
+    }
+    if let Some(raw) = raw_id {
+        if id.is_none() {
+            return Err(envelope(
+                None,
+                format!(
+                    "a request id must be a string or an integer, not {}",
+                    kind_of(raw)
+                ),
+            ));
+        }
+    }
+    let allowed: &[&str] = if id.is_some() {
+        &["jsonrpc", "id", "method", "params"]
+    } else {
+        &["jsonrpc", "method", "params"]
+    };
+    if let Some(extra) = undeclared(&object, allowed) {
+        return Err(envelope(
+            id,
+            format!("undeclared JSON-RPC members: {extra}"),
+        ));
+    }
+    let method = match object.remove("method") {
+        Some(Value::String(method)) => method,
+        Some(other) => {
+            return Err(envelope(
+                id,
+                format!("method must be a string, not {}", kind_of(&other)),
+            ));
+        }
+        None => return Err(envelope(id, "a request or notification must have a method")),
+    };
+    let params = object.remove("params");
+    Ok(match id {
+        Some(id) => Incoming::Request(Request { id, method, params }),
+        None => Incoming::Notification(Notification { method, params }),
+    })
+}
+
+fn envelope(id: Option<RequestId>, message: impl Into<String>) -> DecodeError {
+    DecodeError::Envelope {
+        id,
+        message: message.into(),
+    }
+}
+
+/// The undeclared keys of `object`, sorted and comma-separated, if there are any.
+pub fn undeclared(object: &Map<String, Value>, allowed: &[&str]) -> Option<String> {
+    let mut extra: Vec<&str> = object
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !allowed.contains(k))
+        .collect();
+    if extra.is_empty() {
+        return None;
+    }
+    extra.sort_unstable();
+    Some(extra.join(", "))
+}
+
+/// A short English name for a JSON value's type, for error messages.
+pub fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(n) if n.is_f64() => "a fractional number",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ErrorObject {
+    /// The error code (see [`code`]).
+    pub code: i64,
+    /// A sentence saying what was wrong and what to do.
+    pub message: String,
+    /// Structured detail, when the code defines some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error without data.
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// The same error with structured data.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// -32602 with a message.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        ErrorObject::new(code::INVALID_PARAMS, message)
+    }
+
+    /// -32600 with a message.
+    pub fn invalid_request(message: impl Into<String>) -> Self {
+        ErrorObject::new(code::INVALID_REQUEST, message)
+    }
+
+    /// -32601 naming the method.
+    pub fn method_not_found(method: &str, family: &str) -> Self {
+        ErrorObject::new(
+            code::METHOD_NOT_FOUND,
+            format!("Method not found: {method} is not a {family} MCP method"),
+        )
+    }
+}
+
+/// A response: exactly one of `result` and `error`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The id of the request answered; `None` only when it could not be read (`id: null`).
+    pub id: Option<RequestId>,
+    /// The outcome.
+    pub outcome: Result<Value, ErrorObject>,
+}
+
+impl Response {
+    /// A success response.
+    pub fn ok(id: RequestId, result: Value) -> Self {
+        Response {
+            id: Some(id),
+            outcome: Ok(result),
+        }
+    }
+
+    /// An error response.
+    pub fn error(id: Option<RequestId>, error: ErrorObject) -> Self {
+        Response {
+            id,
+            outcome: Err(error),
+        }
+    }
+
+    /// The response as one line of JSON, newline included.
+    pub fn to_line(&self) -> Vec<u8> {
+        #[derive(Serialize)]
+        struct Ok<'a> {
+            jsonrpc: &'static str,
+            id: &'a Option<RequestId>,
+            result: &'a Value,
+        }
+        #[derive(Serialize)]
+        struct Err<'a> {
+            jsonrpc: &'static str,
+            id: &'a Option<RequestId>,
+            error: &'a ErrorObject,
+        }
+        let mut line = match &self.outcome {
+            Result::Ok(result) => serde_json::to_vec(&Ok {
+                jsonrpc: "2.0",
+                id: &self.id,
+                result,
+            }),
+            Result::Err(error) => serde_json::to_vec(&Err {
+                jsonrpc: "2.0",
+                id: &self.id,
+                error,
+            }),
+        }
+        .expect("serializing JSON values cannot fail");
+        line.push(b'\n');
+        line
+    }
+}
+
+/// A server-to-client notification as one line of JSON, newline included.
+pub fn notification_line(method: &str, params: &Value) -> Vec<u8> {
+    #[derive(Serialize)]
+    struct Note<'a> {
+        jsonrpc: &'static str,
+        method: &'a str,
+        params: &'a Value,
+    }
+    let mut line = serde_json::to_vec(&Note {
+        jsonrpc: "2.0",
+        method,
+        params,
+    })
+    .expect("serializing JSON values cannot fail");
+    line.push(b'\n');
+    line
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn decode_str(s: &str) -> Result<Incoming, DecodeError> {
+        decode(s.as_bytes())
+    }
+
+    #[test]
+    fn string_and_integer_ids_are_distinct() {
+        let a = RequestId::from_value(&json!(7)).unwrap();
+        let b = RequestId::from_value(&json!("7")).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(a.to_string(), "7");
+        assert_eq!(b.to_string(), "\"7\"");
+    }
+
+    #[test]
+    fn integral_decimals_are_canonical_integers() {
+        let decimal = decode_str(r#"{"jsonrpc":"2.0","id":1.0e1,"method":"ping"}"#).unwrap();
+        let Incoming::Request(request) = decimal else {
+            panic!("not a request")
+        };
+        assert_eq!(request.id, RequestId::from_value(&json!(10)).unwrap());
+        assert_eq!(request.id.to_value(), json!(10));
+    }
+
+    #[test]
+    fn fractional_null_and_structured_ids_are_rejected_without_an_id() {
+        for id in ["1.5", "null", "true", "[1]", "{}"] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+            match decode_str(&line) {
+                Err(DecodeError::Envelope { id: None, .. }) => {}
+                other => panic!("id {id}: {other:?}"),
+            }
+        }
+    }
+
+    #[test]
+    fn undeclared_members_and_responses_keep_the_id() {
+        let extra = decode_str(r#"{"jsonrpc":"2.0","id":"a","method":"ping","x":1}"#);
+        assert!(matches!(
+            extra,
+            Err(DecodeError::Envelope { id: Some(_), .. })
+        ));
+        let response = decode_str(r#"{"jsonrpc":"2.0","id":3,"result":{}}"#);
+        assert!(matches!(
+            response,
+            Err(DecodeError::Envelope { id: Some(_), .. })
+        ));
+    }
+
+    #[test]
+    fn notifications_may_not_carry_an_id_member_of_null() {
+        let err = decode_str(r#"{"jsonrpc":"2.0","id":null,"method":"notifications/initialized"}"#);
+        assert!(matches!(err, Err(DecodeError::Envelope { id: None, .. })));
+    }
+
+    #[test]
+    fn response_lines_are_single_lines() {
+        let line = Response::ok(RequestId::String("a\nb".into()), json!({"t": "x\ny"})).to_line();
+        assert_eq!(line.iter().filter(|b| **b == b'\n').count(), 1);
+        assert_eq!(line.last(), Some(&b'\n'));
+    }
+}

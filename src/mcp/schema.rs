@@ -1,0 +1,405 @@
+//! Tool input schemas: a small, documented JSON Schema subset, checked at load and enforced per call.
+//!
+//! Contract:
+//! 1. *One schema, one source.* The schema `tools/list` advertises is the schema `tools/call`
+//!    enforces; nothing else decides what arguments are acceptable.
+//! 2. At load, [`InputSchema::compile`] refuses any keyword outside [`KEYWORDS`] and
+//!    [`ANNOTATIONS`] (naming it and where it stands), a root that is not `type: "object"`, and any
+//!    schema with `properties` that does not close itself with `additionalProperties: false`, so an
+//!    advertised constraint can never go unenforced and undeclared fields are never ignored.
+//! 3. At call time, [`InputSchema::check`] reports the first violation as an [`ArgumentError`]
+//!    with a JSON Pointer to the offending argument. Undeclared fields are reported before missing
+//!    ones, missing before ill-typed, so the answer names the most fundamental mistake.
+//!
+//! Validation itself is the `jsonschema` crate (draft 2020-12, no remote references, no format
+//! assertions: `format` is outside the subset for that reason).
+
+use std::fmt;
+
+use jsonschema::error::ValidationErrorKind;
+use serde_json::{Map, Value};
+
+/// Keywords that constrain, all of which are enforced.
+pub const KEYWORDS: &[&str] = &[
+    "type",
+    "properties",
+    "required",
+    "additionalProperties",
+    "items",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "pattern",
+    "minItems",
+    "maxItems",
+    "uniqueItems",
+    "minProperties",
+    "maxProperties",
+];
+
+/// Keywords that only annotate; accepted and shown to clients, never enforced.
+/// Any key starting with `x-` is an annotation too.
+pub const ANNOTATIONS: &[&str] = &[
+    "$schema",
+    "$comment",
+    "title",
+    "description",
+    "default",
+    "examples",
+    "deprecated",
+    "readOnly",
+    "writeOnly",
+];
+
+/// The only `$schema` dialect accepted.
+pub const DIALECT: &str = "https://json-schema.org/draft/2020-12/schema";
+
+/// A schema that was refused at load.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchemaError {
+    /// JSON Pointer into the schema where the problem stands.
+    pub pointer: String,
+    /// What is wrong there.
+    pub message: String,
+}
+
+impl fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let at = if self.pointer.is_empty() {
+            "/"
+        } else {
+            &self.pointer
+        };
+        write!(f, "inputSchema at {at}: {}", self.message)
+    }
+}
+
+/// Arguments that do not satisfy a tool's input schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentError {
+    /// JSON Pointer to the offending argument (`""` for the arguments object itself).
+    pub path: String,
+    /// A sentence naming the argument and what is wrong with it.
+    pub message: String,
+}
+
+/// A tool's input schema, checked against the subset and compiled for validation.
+pub struct InputSchema {
+    advertised: Value,
+    validator: jsonschema::Validator,
+}
+
+impl fmt::Debug for InputSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("InputSchema")
+            .field("advertised", &self.advertised)
+            .finish()
+    }
+}
+
+impl InputSchema {
+    /// Checks `schema` against the subset and compiles it.
+    pub fn compile(schema: Value) -> Result<InputSchema, SchemaError> {
+        let root = schema
+            .as_object()
+            .ok_or_else(|| refuse("", "a tool input schema must be an object"))?;
+        if root.get("type") != Some(&Value::String("object".into())) {
+            return Err(refuse(
+                "",
+                "a tool input schema must have \"type\": \"object\"",
+            ));
+        }
+        if root.get("additionalProperties") != Some(&Value::Bool(false)) {
+            return Err(refuse(
+                "",
+                "a tool input schema must set \"additionalProperties\": false",
+            ));
+        }
+        if let Some(dialect) = root.get("$schema") {
+            if dialect != DIALECT {
+                return Err(refuse(
+                    "/$schema",
+                    format!("only the {DIALECT} dialect is supported"),
+                ));
+            }
+        }
+        check_subschema(root, "", true)?;
+        let validator = jsonschema::draft202012::options()
+            .should_validate_formats(false)
+            .build(&schema)
+            .map_err(|e| refuse(e.schema_path().as_str(), e.to_string()))?;
+        Ok(InputSchema {
+            advertised: schema,
+            validator,
+        })
+    }
+
+    /// The schema exactly as it is advertised.
+    pub fn advertised(&self) -> &Value {
+        &self.advertised
+    }
+
+    /// Validates arguments, reporting the most fundamental violation.
+    pub fn check(&self, tool: &str, arguments: &Value) -> Result<(), ArgumentError> {
+        let mut worst: Option<(u8, ArgumentError)> = None;
+        for error in self.validator.iter_errors(arguments) {
+            let candidate = describe(
+                tool,
+                error.instance_path().as_str(),
+                error.kind(),
+                &error.to_string(),
+            );
+            if worst
+                .as_ref()
+                .is_none_or(|(rank, best)| (candidate.0, &candidate.1.path) < (*rank, &best.path))
+            {
+                worst = Some(candidate);
+            }
+        }
+        match worst {
+            Some((_, error)) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+fn describe(tool: &str, at: &str, kind: &ValidationErrorKind, detail: &str) -> (u8, ArgumentError) {
+    let subject = if at.is_empty() {
+        format!("{tool} arguments")
+    } else {
+        format!("argument {at}")
+    };
+    match kind {
+        ValidationErrorKind::AdditionalProperties { unexpected } => {
+            let mut names = unexpected.clone();
+            names.sort();
+            let first = names.first().map(|n| escape_pointer(n)).unwrap_or_default();
+            let message = if at.is_empty() {
+                format!(
+                    "{tool} accepts no undeclared input fields: {}",
+                    names.join(", ")
+                )
+            } else {
+                format!(
+                    "{subject} accepts no undeclared fields: {}",
+                    names.join(", ")
+                )
+            };
+            (
+                0,
+                ArgumentError {
+                    path: format!("{at}/{first}"),
+                    message,
+                },
+            )
+        }
+        ValidationErrorKind::Required { property } => {
+            let name = property.as_str().unwrap_or_default();
+            let path = format!("{at}/{}", escape_pointer(name));
+            let message = format!("{tool} requires argument {path}");
+            (1, ArgumentError { path, message })
+        }
+        _ => (
+            2,
+            ArgumentError {
+                path: at.to_string(),
+                message: format!("{subject} is invalid: {detail}"),
+            },
+        ),
+    }
+}
+
+fn escape_pointer(segment: &str) -> String {
+    segment.replace('~', "~0").replace('/', "~1")
+}
+
+fn refuse(pointer: &str, message: impl Into<String>) -> SchemaError {
+    SchemaError {
+        pointer: pointer.to_string(),
+        message: message.into(),
+    }
+}
+
+fn check_subschema(
+    schema: &Map<String, Value>,
+    pointer: &str,
+    root: bool,
+) -> Result<(), SchemaError> {
+    for (key, value) in schema {
+        let here = format!("{pointer}/{}", escape_pointer(key));
+        if key == "$schema" && !root {
+            return Err(refuse(&here, "$schema may only stand at the root"));
+        }
+        if ANNOTATIONS.contains(&key.as_str()) || key.starts_with("x-") {
+            continue;
+        }
+        if !KEYWORDS.contains(&key.as_str()) {
+            return Err(refuse(
+                &here,
+                format!(
+                    "keyword {key:?} is outside the supported subset ({}; annotations {})",
+                    KEYWORDS.join(", "),
+                    ANNOTATIONS.join(", ")
+                ),
+            ));
+        }
+        match key.as_str() {
+            "properties" => {
+                let properties = value
+                    .as_object()
+                    .ok_or_else(|| refuse(&here, "properties must be an object"))?;
+                for (name, property) in properties {
+                    let at = format!("{here}/{}", escape_pointer(name));
+                    check_schema_value(property, &at)?;
+                }
+            }
+            "items" => check_schema_value(value, &here)?,
+            "additionalProperties" if !value.is_boolean() => check_schema_value(value, &here)?,
+            "required" => {
+                let declared = schema.get("properties").and_then(Value::as_object);
+                for name in value
+                    .as_array()
+                    .ok_or_else(|| refuse(&here, "required must be an array"))?
+                {
+                    let name = name
+                        .as_str()
+                        .ok_or_else(|| refuse(&here, "required names must be strings"))?;
+                    if !declared.is_some_and(|d| d.contains_key(name)) {
+                        return Err(refuse(
+                            &here,
+                            format!("required property {name:?} is not declared in properties"),
+                        ));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    if schema.contains_key("properties")
+        && schema.get("additionalProperties") != Some(&Value::Bool(false))
+    {
+        return Err(refuse(
+            pointer,
+            "an object schema with properties must set \"additionalProperties\": false",
+        ));
+    }
+    Ok(())
+}
+
+fn check_schema_value(value: &Value, pointer: &str) -> Result<(), SchemaError> {
+    match value {
+        Value::Object(schema) => check_subschema(schema, pointer, false),
+        _ => Err(refuse(pointer, "a subschema must be an object")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn schema() -> InputSchema {
+        InputSchema::compile(json!({
+            "$schema": DIALECT,
+            "type": "object",
+            "properties": {
+                "path": {"type": "string", "description": "A file."},
+                "line": {"type": "integer", "minimum": 0},
+                "workspace": {
+                    "type": "object",
+                    "properties": {"root": {"type": "string"}},
+                    "required": ["root"],
+                    "additionalProperties": false
+                }
+            },
+            "required": ["path", "workspace"],
+            "additionalProperties": false
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn refuses_keywords_outside_the_subset_naming_them() {
+        let err = InputSchema::compile(json!({
+            "type": "object",
+            "properties": {"a": {"oneOf": [{"type": "string"}]}},
+            "additionalProperties": false
+        }))
+        .unwrap_err();
+        assert_eq!(err.pointer, "/properties/a/oneOf");
+        assert!(err.message.contains("\"oneOf\""), "{err}");
+    }
+
+    #[test]
+    fn refuses_open_objects_and_format() {
+        let open = InputSchema::compile(json!({"type": "object", "properties": {}}));
+        assert!(open.unwrap_err().message.contains("additionalProperties"));
+        let nested_open = InputSchema::compile(json!({
+            "type": "object",
+            "properties": {"w": {"type": "object", "properties": {"r": {}}}},
+            "additionalProperties": false
+        }));
+        assert_eq!(nested_open.unwrap_err().pointer, "/properties/w");
+        let format = InputSchema::compile(json!({
+            "type": "object",
+            "properties": {"u": {"type": "string", "format": "uri"}},
+            "additionalProperties": false
+        }));
+        assert_eq!(format.unwrap_err().pointer, "/properties/u/format");
+    }
+
+    #[test]
+    fn undeclared_fields_win_over_missing_and_type_errors() {
+        let err = schema()
+            .check("t", &json!({"line": "x", "zeta": 1, "alpha": 2}))
+            .unwrap_err();
+        assert_eq!(err.path, "/alpha");
+        assert_eq!(
+            err.message,
+            "t accepts no undeclared input fields: alpha, zeta"
+        );
+    }
+
+    #[test]
+    fn missing_and_nested_errors_carry_pointers() {
+        let err = schema().check("t", &json!({"path": "a"})).unwrap_err();
+        assert_eq!(err.path, "/workspace");
+        let err = schema()
+            .check("t", &json!({"path": "a", "workspace": {"root": 1}}))
+            .unwrap_err();
+        assert_eq!(err.path, "/workspace/root");
+        let err = schema()
+            .check(
+                "t",
+                &json!({"path": "a", "workspace": {"root": "/", "x": 1}}),
+            )
+            .unwrap_err();
+        assert_eq!(err.path, "/workspace/x");
+        let err = schema()
+            .check(
+                "t",
+                &json!({"path": "a", "line": -1, "workspace": {"root": "/"}}),
+            )
+            .unwrap_err();
+        assert_eq!(err.path, "/line");
+    }
+
+    #[test]
+    fn integers_are_integers() {
+        let ok = schema().check(
+            "t",
+            &json!({"path": "a", "line": 3, "workspace": {"root": "/"}}),
+        );
+        assert_eq!(ok, Ok(()));
+        let fractional = schema().check(
+            "t",
+            &json!({"path": "a", "line": 1.5, "workspace": {"root": "/"}}),
+        );
+        assert_eq!(fractional.unwrap_err().path, "/line");
+    }
+}

@@ -1,0 +1,420 @@
+//! The coordinator: admission, request-id ownership, concurrent calls, cancellation, fences and
+//! shutdown, around the synchronous [`Session`].
+//!
+//! Contract:
+//! 1. A request id is owned from admission until the writer has flushed its terminal frame. A
+//!    message whose id is owned is ignored, so one id never gets two answers; reuse after the
+//!    answer is valid. String and integer ids never collide.
+//! 2. Each admitted tool call is its own task with its own cancellation token. Calls overlap and
+//!    answer in any order. `notifications/cancelled` cancels the token; when cancellation wins,
+//!    the call's future is dropped and nothing is written for it.
+//! 3. A [`Execution::Fence`] call starts only when every earlier call has completed, and every
+//!    later call waits until the fence has completed. Fences are not cancellable.
+//! 4. Without a progress token, a [`StatusNotice::WhenSlow`] call that has not answered after
+//!    the status delay gets one `beam.status` notice (if its log policy admits `notice`).
+//! 5. End of input closes admission, cancels every cancellable call, lets fences finish, waits
+//!    for every terminal frame, shuts the host down and returns. A closed output does the same,
+//!    quietly. A host that panics answers -32603 and the server keeps serving.
+
+use std::collections::{HashMap, VecDeque};
+use std::future::Future;
+use std::io::{Read, Write};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::catalog::{Catalog, CatalogError, Execution, StatusNotice, ToolHost, call_tool_result};
+use super::context::{CallContext, CallSink};
+use super::jsonrpc::{ErrorObject, RequestId, Response, code};
+use super::protocol::{ProtocolFamily, ServerIdentity};
+use super::session::{Action, CallPlan, Session};
+use super::transport::{Frame, Inbound, WriterEvent, spawn_reader, spawn_writer};
+
+/// The default cap on one input line: 16 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+/// The default delay before the `beam.status` liveness notice.
+pub const DEFAULT_STATUS_DELAY: Duration = Duration::from_secs(2);
+const INBOUND_QUEUE: usize = 256;
+
+/// How a server is set up.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// Who the server says it is.
+    pub identity: ServerIdentity,
+    /// The longest input line accepted, in bytes.
+    pub max_message_bytes: usize,
+    /// How long a call runs before its liveness notice.
+    pub status_delay: Duration,
+}
+
+/// Why a server could not start.
+#[derive(Debug)]
+pub enum ServeError {
+    /// The host's catalog was refused.
+    Catalog(CatalogError),
+    /// A transport thread could not be started.
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for ServeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ServeError::Catalog(e) => write!(f, "the tool catalog was refused: {e}"),
+            ServeError::Io(e) => write!(f, "could not start the stdio transport: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ServeError {}
+
+/// Serves MCP over a byte stream pair until end of input (or until output closes).
+///
+/// Must run inside a multi-threaded Tokio runtime; `input` and `output` are driven by two
+/// dedicated threads.
+pub async fn serve<H, R, W>(
+    host: H,
+    input: R,
+    output: W,
+    options: ServerOptions,
+) -> Result<(), ServeError>
+where
+    H: ToolHost,
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
+    let catalog = Catalog::new(host.tools()).map_err(ServeError::Catalog)?;
+    let (inbound_tx, inbound) = mpsc::channel(INBOUND_QUEUE);
+    let (frames, frames_rx) = mpsc::unbounded_channel();
+    let (events_tx, events) = mpsc::unbounded_channel();
+    // The reader thread is not joined: on a closed output it may still be blocked on input
+    // that never ends, and it owns nothing that needs an orderly end.
+    spawn_reader(input, options.max_message_bytes, inbound_tx).map_err(ServeError::Io)?;
+    let writer = spawn_writer(output, frames_rx, events_tx).map_err(ServeError::Io)?;
+    let host = Arc::new(host);
+    let mut coordinator = Coordinator {
+        session: Session::new(options.identity.clone(), catalog),
+        host: host.clone(),
+        options,
+        frames,
+        active: HashMap::new(),
+        held: VecDeque::new(),
+        running: 0,
+        fence_running: false,
+    };
+    coordinator.run(inbound, events).await;
+    host.shutdown().await;
+    drop(coordinator);
+    // The writer ends once every frame sender (ours and the finished calls') is gone.
+    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    Ok(())
+}
+
+enum Activity {
+    /// A direct answer waiting to be flushed.
+    Reply,
+    /// A tool call: running, or held behind a fence.
+    Call {
+        token: CancellationToken,
+        fence: bool,
+        held: bool,
+    },
+}
+
+struct HeldCall {
+    id: RequestId,
+    fence: bool,
+    start: oneshot::Sender<()>,
+}
+
+struct Coordinator<H> {
+    session: Session,
+    host: Arc<H>,
+    options: ServerOptions,
+    frames: mpsc::UnboundedSender<Frame>,
+    active: HashMap<RequestId, Activity>,
+    held: VecDeque<HeldCall>,
+    running: usize,
+    fence_running: bool,
+}
+
+impl<H: ToolHost> Coordinator<H> {
+    async fn run(
+        &mut self,
+        mut inbound: mpsc::Receiver<Inbound>,
+        mut events: mpsc::UnboundedReceiver<WriterEvent>,
+    ) {
+        let mut admitting = true;
+        loop {
+            if !admitting && self.active.is_empty() {
+                return;
+            }
+            tokio::select! {
+                item = inbound.recv(), if admitting => match item {
+                    Some(item) => self.admit(item),
+                    None => {
+                        tracing::debug!(active = self.active.len(), "end of input: closing admission");
+                        admitting = false;
+                        self.cancel_all();
+                    }
+                },
+                event = events.recv() => match event {
+                    Some(WriterEvent::Completed(ids)) => ids.into_iter().for_each(|id| self.complete(id)),
+                    Some(WriterEvent::OutputClosed) => {
+                        tracing::debug!("output closed: shutting down quietly");
+                        admitting = false;
+                        self.cancel_all();
+                    }
+                    None => return,
+                },
+            }
+        }
+    }
+
+    fn admit(&mut self, item: Inbound) {
+        let message = match item {
+            Inbound::Message(Ok(message)) => message,
+            Inbound::Message(Err(error)) => {
+                if error.id().is_some_and(|id| self.active.contains_key(id)) {
+                    tracing::debug!(id = ?error.id(), "ignoring a malformed message reusing an active id");
+                    return;
+                }
+                return self.reply(error.into_error_response());
+            }
+            Inbound::Oversized { limit } => {
+                let error = ErrorObject::invalid_request(format!(
+                    "message rejected: a line may hold at most {limit} bytes (set by --max-message-bytes)"
+                ))
+                .with_data(serde_json::json!({ "maxMessageBytes": limit }));
+                return self.reply(Response::error(None, error));
+            }
+        };
+        if let super::jsonrpc::Incoming::Request(request) = &message {
+            if self.active.contains_key(&request.id) {
+                tracing::debug!(id = ?request.id, "ignoring a request reusing an active id");
+                return;
+            }
+        }
+        match self.session.handle(message) {
+            Action::Reply(response) => self.reply(response),
+            Action::Call(plan) => self.start_call(plan),
+            Action::Cancel(id) => self.cancel(&id),
+            Action::Ignore => {}
+        }
+    }
+
+    fn reply(&mut self, response: Response) {
+        if let Some(id) = &response.id {
+            self.active.insert(id.clone(), Activity::Reply);
+        }
+        let line = response.to_line();
+        let _ = self.frames.send(Frame {
+            line,
+            completes: response.id,
+        });
+    }
+
+    fn start_call(&mut self, plan: CallPlan) {
+        let fence = plan.execution == Execution::Fence;
+        let token = CancellationToken::new();
+        let must_wait = if fence {
+            self.running > 0 || self.fence_running || !self.held.is_empty()
+        } else {
+            self.fence_running || !self.held.is_empty()
+        };
+        let start = if must_wait {
+            let (tx, rx) = oneshot::channel();
+            self.held.push_back(HeldCall {
+                id: plan.id.clone(),
+                fence,
+                start: tx,
+            });
+            Some(rx)
+        } else {
+            self.running += 1;
+            self.fence_running |= fence;
+            None
+        };
+        self.active.insert(
+            plan.id.clone(),
+            Activity::Call {
+                token: token.clone(),
+                fence,
+                held: must_wait,
+            },
+        );
+        let sink = Arc::new(CallSink::new(
+            plan.id.clone(),
+            plan.tool.clone(),
+            plan.progress_token.clone(),
+            plan.log_policy.clone(),
+            self.frames.clone(),
+        ));
+        let task = CallTask {
+            host: self.host.clone(),
+            identity: self.session.identity().clone(),
+            status_delay: self.options.status_delay,
+            sink,
+            token,
+            cancellable: !fence,
+        };
+        tokio::spawn(task.run(plan, start));
+    }
+
+    fn cancel(&mut self, id: &RequestId) {
+        match self.active.get(id) {
+            Some(Activity::Call {
+                token,
+                fence: false,
+                ..
+            }) => {
+                tracing::debug!(%id, "cancelling");
+                token.cancel();
+            }
+            Some(Activity::Call { fence: true, .. }) => {
+                tracing::debug!(%id, "fences are not cancellable")
+            }
+            _ => tracing::debug!(%id, "cancellation for a request that is not a running call"),
+        }
+    }
+
+    fn cancel_all(&mut self) {
+        for activity in self.active.values() {
+            if let Activity::Call {
+                token,
+                fence: false,
+                ..
+            } = activity
+            {
+                token.cancel();
+            }
+        }
+    }
+
+    fn complete(&mut self, id: RequestId) {
+        match self.active.remove(&id) {
+            Some(Activity::Call { held: true, .. }) => {
+                // Cancelled before it started: it was never counted as running.
+                self.held.retain(|h| h.id != id);
+            }
+            Some(Activity::Call { fence, .. }) => {
+                self.running -= 1;
+                self.fence_running &= !fence;
+            }
+            Some(Activity::Reply) | None => {}
+        }
+        self.release_held();
+    }
+
+    /// Starts held calls in admission order, as far as the fence rule allows.
+    fn release_held(&mut self) {
+        while let Some(next) = self.held.front() {
+            let can_start = if next.fence {
+                self.running == 0
+            } else {
+                !self.fence_running
+            };
+            if !can_start {
+                return;
+            }
+            let next = self.held.pop_front().expect("front exists");
+            if let Some(Activity::Call { held, .. }) = self.active.get_mut(&next.id) {
+                *held = false;
+            }
+            self.running += 1;
+            self.fence_running |= next.fence;
+            let _ = next.start.send(());
+        }
+    }
+}
+
+struct CallTask<H> {
+    host: Arc<H>,
+    identity: ServerIdentity,
+    status_delay: Duration,
+    sink: Arc<CallSink>,
+    token: CancellationToken,
+    cancellable: bool,
+}
+
+impl<H: ToolHost> CallTask<H> {
+    async fn run(self, plan: CallPlan, start: Option<oneshot::Receiver<()>>) {
+        let path = match plan.status {
+            StatusNotice::WhenSlow => plan
+                .arguments
+                .get("path")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            StatusNotice::Quiet => None,
+        };
+        let mut notice = (plan.status == StatusNotice::WhenSlow && plan.progress_token.is_none())
+            .then(|| Box::pin(tokio::time::sleep(self.status_delay)));
+
+        if let Some(start) = start {
+            // Held behind a fence. A dropped sender means the coordinator is gone: give up.
+            let started = self
+                .wait(start.map(|r| r.is_ok()), &mut notice, path.as_deref())
+                .await;
+            if started != Some(true) {
+                return self.sink.finish(Vec::new());
+            }
+        }
+        let ctx = CallContext::new(self.sink.clone(), self.token.clone());
+        let call = AssertUnwindSafe(self.host.call(&plan.tool, plan.arguments, ctx)).catch_unwind();
+        let line = match self.wait(call, &mut notice, path.as_deref()).await {
+            None => Vec::new(),
+            Some(Ok(result)) => {
+                let mut result = call_tool_result(result);
+                if plan.family == ProtocolFamily::Modern {
+                    self.identity.decorate_modern(&mut result);
+                }
+                Response::ok(plan.id, result).to_line()
+            }
+            Some(Err(panic)) => {
+                let detail = panic_message(panic.as_ref());
+                tracing::error!(id = %plan.id, tool = %plan.tool, %detail, "tool call panicked");
+                let error = ErrorObject::new(
+                    code::INTERNAL_ERROR,
+                    format!("{} failed internally: {detail}", plan.tool),
+                );
+                Response::error(Some(plan.id), error).to_line()
+            }
+        };
+        self.sink.finish(line);
+    }
+
+    /// Drives `work` to completion, or to cancellation (`None`), sending the liveness notice when
+    /// its timer fires first. The work is polled before the token, so work that is already done
+    /// answers even if a cancellation raced it.
+    async fn wait<T>(
+        &self,
+        work: impl Future<Output = T>,
+        notice: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+        path: Option<&str>,
+    ) -> Option<T> {
+        tokio::pin!(work);
+        loop {
+            tokio::select! {
+                biased;
+                output = &mut work => return Some(output),
+                _ = self.token.cancelled(), if self.cancellable => return None,
+                _ = async { notice.as_mut().expect("guarded").await }, if notice.is_some() => {
+                    *notice = None;
+                    self.sink.status_notice("running", path);
+                }
+            }
+        }
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
