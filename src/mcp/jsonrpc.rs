@@ -70,7 +70,7 @@ fn integral(n: &Number) -> Option<Number> {
     }
     let f = n.as_f64()?;
     // Beyond 2^63 a float no longer names one integer exactly; refuse rather than guess.
-    if f.fract() == 0.0 && f.abs() < 9.223_372_036_854_775_807e18 {
+    if f.fract() == 0.0 && f.abs() < 9.223_372_036_854_775e18 {
         Some(Number::from(f as i64))
     } else {
         None
@@ -196,16 +196,16 @@ pub fn decode_value(value: Value) -> Result<Incoming, DecodeError> {
             "the jsonrpc member must be the string \"2.0\"",
         ));
     }
-    if let Some(raw) = raw_id {
-        if id.is_none() {
-            return Err(envelope(
-                None,
-                format!(
-                    "a request id must be a string or an integer, not {}",
-                    kind_of(raw)
-                ),
-            ));
-        }
+    if let Some(raw) = raw_id
+        && id.is_none()
+    {
+        return Err(envelope(
+            None,
+            format!(
+                "a request id must be a string or an integer, not {}",
+                kind_of(raw)
+            ),
+        ));
     }
     let allowed: &[&str] = if id.is_some() {
         &["jsonrpc", "id", "method", "params"]

@@ -120,13 +120,13 @@ impl InputSchema {
                 "a tool input schema must set \"additionalProperties\": false",
             ));
         }
-        if let Some(dialect) = root.get("$schema") {
-            if dialect != DIALECT {
-                return Err(refuse(
-                    "/$schema",
-                    format!("only the {DIALECT} dialect is supported"),
-                ));
-            }
+        if let Some(dialect) = root.get("$schema")
+            && dialect != DIALECT
+        {
+            return Err(refuse(
+                "/$schema",
+                format!("only the {DIALECT} dialect is supported"),
+            ));
         }
         check_subschema(root, "", true)?;
         let validator = jsonschema::draft202012::options()

@@ -30,7 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::catalog::{Catalog, CatalogError, Execution, StatusNotice, ToolHost, call_tool_result};
 use super::context::{CallContext, CallSink};
-use super::jsonrpc::{ErrorObject, RequestId, Response, code};
+use super::jsonrpc::{ErrorObject, Incoming, RequestId, Response, code};
 use super::protocol::{ProtocolFamily, ServerIdentity};
 use super::session::{Action, CallPlan, Session};
 use super::transport::{Frame, Inbound, WriterEvent, spawn_reader, spawn_writer};
@@ -193,11 +193,11 @@ impl<H: ToolHost> Coordinator<H> {
                 return self.reply(Response::error(None, error));
             }
         };
-        if let super::jsonrpc::Incoming::Request(request) = &message {
-            if self.active.contains_key(&request.id) {
-                tracing::debug!(id = ?request.id, "ignoring a request reusing an active id");
-                return;
-            }
+        if let Incoming::Request(request) = &message
+            && self.active.contains_key(&request.id)
+        {
+            tracing::debug!(id = ?request.id, "ignoring a request reusing an active id");
+            return;
         }
         match self.session.handle(message) {
             Action::Reply(response) => self.reply(response),

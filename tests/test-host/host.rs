@@ -54,7 +54,11 @@ pub struct TestHost {
 impl TestHost {
     /// A host whose gates live in `gate_dir`; `shutdown_mark`, if given, is created by `shutdown`.
     pub fn new(gate_dir: PathBuf, shutdown_mark: Option<PathBuf>) -> Self {
-        TestHost { gate_dir, shutdown_mark, counters: Arc::default() }
+        TestHost {
+            gate_dir,
+            shutdown_mark,
+            counters: Arc::default(),
+        }
     }
 
     /// Whether `shutdown` has run.
@@ -88,7 +92,10 @@ fn spec(name: &str, properties: Value, required: &[&str]) -> ToolSpec {
 }
 
 fn str_arg<'a>(arguments: &'a Value, key: &str) -> &'a str {
-    arguments.get(key).and_then(Value::as_str).unwrap_or_default()
+    arguments
+        .get(key)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
 }
 
 impl ToolHost for TestHost {
@@ -103,10 +110,18 @@ impl ToolHost for TestHost {
             &["gate"],
         );
         gate.status = StatusNotice::WhenSlow;
-        let mut fence = spec("fence", json!({"label": {"type": "string"}, "gate": {"type": "string", "minLength": 1}}), &[]);
+        let mut fence = spec(
+            "fence",
+            json!({"label": {"type": "string"}, "gate": {"type": "string", "minLength": 1}}),
+            &[],
+        );
         fence.execution = Execution::Fence;
         fence.status = StatusNotice::WhenSlow;
-        let mut echo = spec("echo", json!({"text": {"type": "string", "maxLength": 1048576}}), &["text"]);
+        let mut echo = spec(
+            "echo",
+            json!({"text": {"type": "string", "maxLength": 1048576}}),
+            &["text"],
+        );
         echo.annotations.read_only_hint = Some(true);
         vec![
             echo,
@@ -128,7 +143,11 @@ impl ToolHost for TestHost {
             ),
             gate,
             fence,
-            spec("fail", json!({"code": {"type": "string"}, "message": {"type": "string"}}), &["code"]),
+            spec(
+                "fail",
+                json!({"code": {"type": "string"}, "message": {"type": "string"}}),
+                &["code"],
+            ),
             spec("panic", json!({"message": {"type": "string"}}), &[]),
             spec(
                 "progress",
@@ -157,7 +176,11 @@ impl ToolHost for TestHost {
             "gate" => {
                 let gate = str_arg(&arguments, "gate");
                 let path = arguments.get("path").and_then(Value::as_str);
-                ctx.log(LogLevel::Debug, "test.gate", json!({"gate": gate, "state": "entered"}));
+                ctx.log(
+                    LogLevel::Debug,
+                    "test.gate",
+                    json!({"gate": gate, "state": "entered"}),
+                );
                 if arguments.get("notice_now") == Some(&Value::Bool(true)) {
                     ctx.status_notice("preparing_dependencies", path);
                 }
@@ -167,7 +190,11 @@ impl ToolHost for TestHost {
             "fence" => {
                 self.counters.fence_running.store(true, Ordering::SeqCst);
                 let label = str_arg(&arguments, "label").to_string();
-                ctx.log(LogLevel::Debug, "test.gate", json!({"fence": label, "state": "entered"}));
+                ctx.log(
+                    LogLevel::Debug,
+                    "test.gate",
+                    json!({"fence": label, "state": "entered"}),
+                );
                 if let Some(gate) = arguments.get("gate").and_then(Value::as_str) {
                     self.wait_gate(gate).await;
                 }
@@ -175,10 +202,20 @@ impl ToolHost for TestHost {
                 Ok(json!({"label": label, "running_at_start": running_before}))
             }
             "fail" => {
-                let message = arguments.get("message").and_then(Value::as_str).unwrap_or("the fail tool failed");
-                Err(ToolError::new(str_arg(&arguments, "code"), message).with_data(json!({"echo": arguments})))
+                let message = arguments
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the fail tool failed");
+                Err(ToolError::new(str_arg(&arguments, "code"), message)
+                    .with_data(json!({"echo": arguments})))
             }
-            "panic" => panic!("{}", arguments.get("message").and_then(Value::as_str).unwrap_or("test panic")),
+            "panic" => panic!(
+                "{}",
+                arguments
+                    .get("message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("test panic")
+            ),
             "progress" => {
                 let steps = arguments["steps"].as_u64().unwrap_or(0);
                 let mut sent = 0;
@@ -204,7 +241,10 @@ impl ToolHost for TestHost {
                 let sent = ctx.log(level, str_arg(&arguments, "logger"), data);
                 Ok(json!({"sent": sent}))
             }
-            other => Err(ToolError::new("internalError", format!("{other} is not implemented"))),
+            other => Err(ToolError::new(
+                "internalError",
+                format!("{other} is not implemented"),
+            )),
         }
     }
 

@@ -9,7 +9,9 @@ mod host;
 
 use std::time::Duration;
 
-use lean_beam_mcp::mcp::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STATUS_DELAY, ServerIdentity, ServerOptions, serve};
+use lean_beam_mcp::mcp::{
+    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STATUS_DELAY, ServerIdentity, ServerOptions, serve,
+};
 
 fn flag(args: &[String], name: &str) -> Option<u64> {
     let at = args.iter().position(|a| a == name)?;
@@ -26,13 +28,26 @@ fn main() {
         .init();
     let args: Vec<String> = std::env::args().collect();
     let options = ServerOptions {
-        identity: ServerIdentity { name: "lean-beam-mcp-test-host".into(), version: "0.0.0-test".into(), instructions: None },
-        max_message_bytes: flag(&args, "--max-message-bytes").map_or(DEFAULT_MAX_MESSAGE_BYTES, |n| n as usize),
-        status_delay: flag(&args, "--status-delay-ms").map_or(DEFAULT_STATUS_DELAY, Duration::from_millis),
+        identity: ServerIdentity {
+            name: "lean-beam-mcp-test-host".into(),
+            version: "0.0.0-test".into(),
+            instructions: None,
+        },
+        max_message_bytes: flag(&args, "--max-message-bytes")
+            .map_or(DEFAULT_MAX_MESSAGE_BYTES, |n| n as usize),
+        status_delay: flag(&args, "--status-delay-ms")
+            .map_or(DEFAULT_STATUS_DELAY, Duration::from_millis),
     };
-    let gates = std::env::var_os(host::GATE_DIR_ENV).map(Into::into).unwrap_or_else(std::env::temp_dir);
-    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("runtime");
+    let gates = std::env::var_os(host::GATE_DIR_ENV)
+        .map(Into::into)
+        .unwrap_or_else(std::env::temp_dir);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
     let mark = std::env::var_os("LEAN_BEAM_MCP_TEST_SHUTDOWN_MARK").map(Into::into);
     let host = host::TestHost::new(gates, mark);
-    runtime.block_on(serve(host, std::io::stdin(), std::io::stdout(), options)).expect("serve");
+    runtime
+        .block_on(serve(host, std::io::stdin(), std::io::stdout(), options))
+        .expect("serve");
 }

@@ -1,0 +1,410 @@
+//! Drives a server binary over real pipes and records the exchange as a reviewable transcript.
+//!
+//! Every line sent is recorded as `→ {json}` and every line received as `← {json}`, in the order
+//! they crossed the pipes, with machine-specific values (binary path, source commit, toolchain)
+//! redacted so snapshots are the same on every machine. Waiting is always for an observable
+//! message, with a generous timeout that only turns a hang into a failure.
+
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// How long any single wait may take before the test fails.
+pub const PATIENCE: Duration = Duration::from_secs(30);
+
+/// The shipped server binary.
+pub fn server_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_lean-beam-mcp")
+}
+
+/// The test-host binary (built with `--features test-host`).
+#[cfg(feature = "test-host")]
+pub fn test_host_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_lean-beam-mcp-test-host")
+}
+
+/// The reserved `_meta` every modern request carries, plus `extra` keys.
+pub fn modern_meta(extra: Value) -> Value {
+    let mut meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "transcript-suite", "version": "1.0"}
+    });
+    if let (Some(meta), Value::Object(extra)) = (meta.as_object_mut(), extra) {
+        meta.extend(extra);
+    }
+    meta
+}
+
+/// A request object.
+pub fn request(id: impl Into<Value>, method: &str, params: Value) -> Value {
+    let mut message = json!({"jsonrpc": "2.0", "id": id.into(), "method": method});
+    if !params.is_null() {
+        message["params"] = params;
+    }
+    message
+}
+
+/// A modern request: `params` plus the reserved `_meta` (merged with any `_meta` in `params`).
+pub fn modern(id: impl Into<Value>, method: &str, params: Value) -> Value {
+    let mut params = if params.is_null() { json!({}) } else { params };
+    let extra = params.get("_meta").cloned().unwrap_or(json!({}));
+    params["_meta"] = modern_meta(extra);
+    request(id, method, params)
+}
+
+/// A notification object.
+pub fn notification(method: &str, params: Value) -> Value {
+    let mut message = json!({"jsonrpc": "2.0", "method": method});
+    if !params.is_null() {
+        message["params"] = params;
+    }
+    message
+}
+
+/// A `tools/call` params object.
+pub fn call(name: &str, arguments: Value) -> Value {
+    json!({"name": name, "arguments": arguments})
+}
+
+/// Replaces machine-specific values with stable placeholders, in structured results and in the
+/// JSON text that mirrors them. `source_commit` and `source_dirty` are removed: whether they are
+/// present depends on whether the build ran in a git checkout.
+pub fn redact(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            object.remove("source_commit");
+            object.remove("source_dirty");
+            for (key, field) in object.iter_mut() {
+                match key.as_str() {
+                    "server_binary" | "rustc" | "target" | "profile" => {
+                        *field = json!(format!("[{key}]"));
+                    }
+                    "text" => {
+                        if let Some(text) = field.as_str()
+                            && let Ok(mut inner) = serde_json::from_str::<Value>(text)
+                            && inner.is_object()
+                        {
+                            redact(&mut inner);
+                            *field = json!(inner.to_string());
+                        }
+                    }
+                    _ => redact(field),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact),
+        _ => {}
+    }
+}
+
+/// How a finished process ended.
+pub struct Finished {
+    /// Its exit status.
+    pub status: ExitStatus,
+    /// Everything it wrote to stderr.
+    pub stderr: String,
+    /// The full transcript.
+    pub transcript: String,
+}
+
+/// A running server with piped stdin, stdout and stderr.
+pub struct McpProcess {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Option<thread::JoinHandle<String>>,
+    held: VecDeque<Value>,
+    transcript: Vec<String>,
+    gates: Option<tempfile::TempDir>,
+}
+
+impl McpProcess {
+    /// Starts the shipped server.
+    pub fn server(args: &[&str]) -> Self {
+        Self::spawn(Command::new(server_bin()).args(args), None)
+    }
+
+    /// Starts the test host with a fresh gate directory.
+    #[cfg(feature = "test-host")]
+    pub fn test_host(args: &[&str]) -> Self {
+        Self::test_host_with(args, &[])
+    }
+
+    /// Starts the test host with a fresh gate directory and extra environment.
+    #[cfg(feature = "test-host")]
+    pub fn test_host_with(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let gates = tempfile::tempdir().expect("gate directory");
+        let mut command = Command::new(test_host_bin());
+        command
+            .args(args)
+            .env("LEAN_BEAM_MCP_TEST_GATES", gates.path());
+        for (key, value) in env {
+            command.env(key, value);
+        }
+        Self::spawn(&mut command, Some(gates))
+    }
+
+    fn spawn(command: &mut Command, gates: Option<tempfile::TempDir>) -> Self {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start the server");
+        let stdout = child.stdout.take().expect("stdout");
+        let (tx, lines) = channel();
+        thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { return };
+                if tx.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut err = child.stderr.take().expect("stderr");
+        let stderr = Some(thread::spawn(move || {
+            let mut text = String::new();
+            let _ = err.read_to_string(&mut text);
+            text
+        }));
+        let stdin = child.stdin.take();
+        McpProcess {
+            child,
+            stdin,
+            lines,
+            stderr,
+            held: VecDeque::new(),
+            transcript: Vec::new(),
+            gates,
+        }
+    }
+
+    /// The operating-system process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The gate directory of a test host.
+    pub fn gate_dir(&self) -> &Path {
+        self.gates
+            .as_ref()
+            .expect("only the test host has gates")
+            .path()
+    }
+
+    /// Opens a gate: every `gate` call waiting on it completes.
+    pub fn open_gate(&self, gate: &str) {
+        std::fs::write(self.gate_dir().join(gate), b"open").expect("open gate");
+    }
+
+    /// Sends one message as a line.
+    pub fn send(&mut self, message: &Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    /// Sends raw text followed by a newline, recorded as is.
+    pub fn send_raw(&mut self, line: &str) {
+        self.transcript.push(format!("→ {line}"));
+        self.write_bytes(format!("{line}\n").as_bytes());
+    }
+
+    /// Writes bytes without recording them (for huge or binary input).
+    pub fn write_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(bytes).expect("write to the server");
+        stdin.flush().expect("flush to the server");
+    }
+
+    /// Records a note in the transcript (what the test did out of band).
+    pub fn note(&mut self, text: &str) {
+        self.transcript.push(format!("# {text}"));
+    }
+
+    /// Closes the server's stdin (end of input).
+    pub fn close_stdin(&mut self) {
+        self.transcript.push("# end of input".into());
+        self.stdin = None;
+    }
+
+    /// The next message from the server, waiting for it.
+    pub fn recv(&mut self) -> Value {
+        if let Some(held) = self.held.pop_front() {
+            return held;
+        }
+        self.read_next()
+            .unwrap_or_else(|| panic!("no message from the server\n{}", self.transcript()))
+    }
+
+    fn read_next(&mut self) -> Option<Value> {
+        let deadline = Instant::now() + PATIENCE;
+        let line = match self
+            .lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            Ok(line) => line,
+            Err(RecvTimeoutError::Timeout) => {
+                panic!("timed out waiting for the server\n{}", self.transcript())
+            }
+            Err(RecvTimeoutError::Disconnected) => return None,
+        };
+        let mut value: Value = serde_json::from_str(&line)
+            .unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line:?}"));
+        redact(&mut value);
+        self.transcript.push(format!("← {value}"));
+        Some(value)
+    }
+
+    /// Every message up to and including the response to `id`, in arrival order.
+    pub fn until_response(&mut self, id: &Value) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let message = self.recv();
+            let done = message.get("id") == Some(id) && message.get("method").is_none();
+            seen.push(message);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// The response to `id`; messages before it are kept for later `recv` calls.
+    pub fn response(&mut self, id: &Value) -> Value {
+        let mut seen = self.until_response(id);
+        let response = seen.pop().expect("a response");
+        for message in seen.into_iter().rev() {
+            self.held.push_front(message);
+        }
+        response
+    }
+
+    /// Sends a request and returns its response.
+    pub fn ask(&mut self, message: Value) -> Value {
+        self.send(&message);
+        let id = message["id"].clone();
+        self.response(&id)
+    }
+
+    /// Waits for the next notification satisfying `matches`, keeping other messages for later.
+    pub fn wait_for(&mut self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        let mut skipped = Vec::new();
+        let found = loop {
+            let message = match self.held.pop_front() {
+                Some(message) => message,
+                None => self
+                    .read_next()
+                    .unwrap_or_else(|| panic!("server ended before {what}\n{}", self.transcript())),
+            };
+            if matches(&message) {
+                break message;
+            }
+            skipped.push(message);
+        };
+        for message in skipped.into_iter().rev() {
+            self.held.push_front(message);
+        }
+        found
+    }
+
+    /// Completes a legacy handshake: `initialize`, then `notifications/initialized`.
+    pub fn initialize_legacy(&mut self) -> Value {
+        let response = self.ask(request(
+            0,
+            "initialize",
+            json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {},
+                "clientInfo": {"name": "transcript-suite", "version": "1.0"}
+            }),
+        ));
+        self.send(&notification("notifications/initialized", Value::Null));
+        response
+    }
+
+    /// The transcript so far.
+    pub fn transcript(&self) -> String {
+        self.transcript.join("\n") + "\n"
+    }
+
+    /// Closes stdin, reads everything left, and waits for the process to exit.
+    pub fn finish(mut self) -> Finished {
+        if self.stdin.is_some() {
+            self.close_stdin();
+        }
+        while let Some(message) = self.held.pop_front() {
+            drop(message);
+        }
+        while self.read_next().is_some() {}
+        let status = wait_with_patience(&mut self.child);
+        let stderr = self
+            .stderr
+            .take()
+            .and_then(|t| t.join().ok())
+            .unwrap_or_default();
+        Finished {
+            status,
+            stderr,
+            transcript: self.transcript(),
+        }
+    }
+}
+
+impl Drop for McpProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn wait_with_patience(child: &mut Child) -> ExitStatus {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for the server") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the server did not exit within {PATIENCE:?}");
+        }
+        thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Runs a binary with `input` on stdin (closed afterwards) and returns its redacted transcript
+/// of output lines, preceded by the input lines, plus the exit status and stderr.
+pub fn one_shot(bin: &str, args: &[&str], input: &[&str]) -> Finished {
+    let mut process = McpProcess::spawn(Command::new(bin).args(args), None);
+    for line in input {
+        process.send_raw(line);
+    }
+    process.finish()
+}
+
+/// The directory holding this suite's snapshots.
+pub fn snapshot_dir(suite: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("snapshots")
+        .join(suite)
+}
+
+/// Asserts a transcript snapshot stored under `snapshots/<suite>/`.
+#[macro_export]
+macro_rules! assert_transcript {
+    ($suite:expr, $name:expr, $transcript:expr) => {
+        insta::with_settings!({
+            snapshot_path => $crate::support::snapshot_dir($suite),
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_snapshot!($name, $transcript);
+        });
+    };
+}
