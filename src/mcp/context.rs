@@ -3,8 +3,9 @@
 //!
 //! Contract:
 //! 1. Every notification a call emits is written before its terminal response, never after:
-//!    each call has one [`CallSink`] whose lock orders notifications and the final frame, and
-//!    once the call has answered (or was cancelled) the sink drops everything.
+//!    each call has one [`CallSink`] whose lock orders notifications (queued straight to the
+//!    writer) before the terminal line (handed to the coordinator, which retires the id and then
+//!    queues the line); once the call has answered or was cancelled the sink drops everything.
 //! 2. Progress is only sent when the request carried `_meta.progressToken`, with `progress`
 //!    strictly increasing from 1.
 //! 3. Log notifications obey the request's [`LogPolicy`]: the legacy session level, or the modern
@@ -20,7 +21,6 @@ use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::jsonrpc::{RequestId, notification_line};
 use super::protocol::LogLevel;
-use super::transport::Frame;
 
 /// The logger name of the one-shot liveness notice.
 pub const STATUS_LOGGER: &str = "beam.status";
@@ -82,8 +82,17 @@ pub(crate) struct CallSink {
     tool: String,
     progress_token: Option<Value>,
     log_policy: LogPolicy,
-    out: UnboundedSender<Frame>,
+    out: UnboundedSender<Vec<u8>>,
+    terminal: UnboundedSender<Terminal>,
     state: Mutex<SinkState>,
+}
+
+/// A call's end, for the coordinator: the id to retire and the line to write (empty when the
+/// call was cancelled and answers nothing).
+#[derive(Debug)]
+pub(crate) struct Terminal {
+    pub(crate) id: RequestId,
+    pub(crate) line: Vec<u8>,
 }
 
 impl CallSink {
@@ -92,7 +101,8 @@ impl CallSink {
         tool: String,
         progress_token: Option<Value>,
         log_policy: LogPolicy,
-        out: UnboundedSender<Frame>,
+        out: UnboundedSender<Vec<u8>>,
+        terminal: UnboundedSender<Terminal>,
     ) -> Self {
         let state = SinkState {
             closed: false,
@@ -105,6 +115,7 @@ impl CallSink {
             progress_token,
             log_policy,
             out,
+            terminal,
             state: Mutex::new(state),
         }
     }
@@ -115,25 +126,19 @@ impl CallSink {
             return false;
         }
         match build(&mut state) {
-            Some(line) => self
-                .out
-                .send(Frame {
-                    line,
-                    completes: None,
-                })
-                .is_ok(),
+            Some(line) => self.out.send(line).is_ok(),
             None => false,
         }
     }
 
-    /// Writes the terminal frame (an empty one for a cancelled call) and closes the sink.
+    /// Hands over the terminal line (empty for a cancelled call) and closes the sink.
     pub(crate) fn finish(&self, line: Vec<u8>) {
         let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
         state.closed = true;
-        // A send error means the writer is gone; the coordinator is shutting down already.
-        let _ = self.out.send(Frame {
+        // A send error means the coordinator is gone: the server is already shutting down.
+        let _ = self.terminal.send(Terminal {
+            id: self.id.clone(),
             line,
-            completes: Some(self.id.clone()),
         });
     }
 

@@ -2,9 +2,10 @@
 //! shutdown, around the synchronous [`Session`].
 //!
 //! Contract:
-//! 1. A request id is owned from admission until the writer has flushed its terminal frame. A
-//!    message whose id is owned is ignored, so one id never gets two answers; reuse after the
-//!    answer is valid. String and integer ids never collide.
+//! 1. A tool call's id is owned from admission until its terminal line is queued for the writer
+//!    (retired first, so a client that has read the answer may reuse the id at once). A message
+//!    whose id is owned is ignored, so one id never gets two answers. String and integer ids
+//!    never collide. Direct answers are queued as they are decided and own nothing.
 //! 2. Each admitted tool call is its own task with its own cancellation token. Calls overlap and
 //!    answer in any order. `notifications/cancelled` cancels the token; when cancellation wins,
 //!    the call's future is dropped and nothing is written for it.
@@ -13,27 +14,30 @@
 //! 4. Without a progress token, a [`StatusNotice::WhenSlow`] call that has not answered after
 //!    the status delay gets one `beam.status` notice (if its log policy admits `notice`).
 //! 5. End of input closes admission, cancels every cancellable call, lets fences finish, waits
-//!    for every terminal frame, shuts the host down and returns. A closed output does the same,
+//!    for every call to end, shuts the host down, flushes the output and returns. A closed output does the same,
 //!    quietly. A host that panics answers -32603 and the server keeps serving.
 
 use std::collections::{HashMap, VecDeque};
-use std::future::Future;
+use std::future::{Future, poll_fn};
 use std::io::{Read, Write};
 use std::panic::AssertUnwindSafe;
+use std::pin::{Pin, pin};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use futures_util::FutureExt;
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
+use tokio::time::Sleep;
 use tokio_util::sync::CancellationToken;
 
 use super::catalog::{Catalog, CatalogError, Execution, StatusNotice, ToolHost, call_tool_result};
-use super::context::{CallContext, CallSink};
+use super::context::{CallContext, CallSink, Terminal};
 use super::jsonrpc::{ErrorObject, Incoming, RequestId, Response, code};
 use super::protocol::{ProtocolFamily, ServerIdentity};
 use super::session::{Action, CallPlan, Session};
-use super::transport::{Frame, Inbound, WriterEvent, spawn_reader, spawn_writer};
+use super::transport::{Inbound, spawn_reader, spawn_writer};
 
 /// The default cap on one input line: 16 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -89,40 +93,41 @@ where
 {
     let catalog = Catalog::new(host.tools()).map_err(ServeError::Catalog)?;
     let (inbound_tx, inbound) = mpsc::channel(INBOUND_QUEUE);
-    let (frames, frames_rx) = mpsc::unbounded_channel();
-    let (events_tx, events) = mpsc::unbounded_channel();
+    let (lines, lines_rx) = mpsc::unbounded_channel();
+    let (terminals_tx, terminals) = mpsc::unbounded_channel();
+    let (closed_tx, closed) = oneshot::channel();
     // The reader thread is not joined: on a closed output it may still be blocked on input
     // that never ends, and it owns nothing that needs an orderly end.
     spawn_reader(input, options.max_message_bytes, inbound_tx).map_err(ServeError::Io)?;
-    let writer = spawn_writer(output, frames_rx, events_tx).map_err(ServeError::Io)?;
+    let writer = spawn_writer(output, lines_rx, move || {
+        let _ = closed_tx.send(());
+    })
+    .map_err(ServeError::Io)?;
     let host = Arc::new(host);
     let mut coordinator = Coordinator {
         session: Session::new(options.identity.clone(), catalog),
         host: host.clone(),
         options,
-        frames,
+        lines,
+        terminals: terminals_tx,
         active: HashMap::new(),
         held: VecDeque::new(),
         running: 0,
         fence_running: false,
     };
-    coordinator.run(inbound, events).await;
+    coordinator.run(inbound, terminals, closed).await;
     host.shutdown().await;
     drop(coordinator);
-    // The writer ends once every frame sender (ours and the finished calls') is gone.
+    // The writer ends once every line sender (ours and the finished calls') is gone.
     let _ = tokio::task::spawn_blocking(move || writer.join()).await;
     Ok(())
 }
 
-enum Activity {
-    /// A direct answer waiting to be flushed.
-    Reply,
-    /// A tool call: running, or held behind a fence.
-    Call {
-        token: CancellationToken,
-        fence: bool,
-        held: bool,
-    },
+/// An admitted tool call, running or held behind a fence, until its terminal line is queued.
+struct ActiveCall {
+    token: CancellationToken,
+    fence: bool,
+    held: bool,
 }
 
 struct HeldCall {
@@ -135,8 +140,9 @@ struct Coordinator<H> {
     session: Session,
     host: Arc<H>,
     options: ServerOptions,
-    frames: mpsc::UnboundedSender<Frame>,
-    active: HashMap<RequestId, Activity>,
+    lines: mpsc::UnboundedSender<Vec<u8>>,
+    terminals: mpsc::UnboundedSender<Terminal>,
+    active: HashMap<RequestId, ActiveCall>,
     held: VecDeque<HeldCall>,
     running: usize,
     fence_running: bool,
@@ -146,9 +152,11 @@ impl<H: ToolHost> Coordinator<H> {
     async fn run(
         &mut self,
         mut inbound: mpsc::Receiver<Inbound>,
-        mut events: mpsc::UnboundedReceiver<WriterEvent>,
+        mut terminals: mpsc::UnboundedReceiver<Terminal>,
+        mut output_closed: oneshot::Receiver<()>,
     ) {
         let mut admitting = true;
+        let mut output_open = true;
         loop {
             if !admitting && self.active.is_empty() {
                 return;
@@ -162,15 +170,13 @@ impl<H: ToolHost> Coordinator<H> {
                         self.cancel_all();
                     }
                 },
-                event = events.recv() => match event {
-                    Some(WriterEvent::Completed(ids)) => ids.into_iter().for_each(|id| self.complete(id)),
-                    Some(WriterEvent::OutputClosed) => {
-                        tracing::debug!("output closed: shutting down quietly");
-                        admitting = false;
-                        self.cancel_all();
-                    }
-                    None => return,
-                },
+                Some(terminal) = terminals.recv() => self.complete(terminal),
+                Ok(()) = &mut output_closed, if output_open => {
+                    tracing::debug!("output closed: shutting down quietly");
+                    output_open = false;
+                    admitting = false;
+                    self.cancel_all();
+                }
             }
         }
     }
@@ -207,15 +213,9 @@ impl<H: ToolHost> Coordinator<H> {
         }
     }
 
+    /// A direct answer: queued at once, so its id is never active.
     fn reply(&mut self, response: Response) {
-        if let Some(id) = &response.id {
-            self.active.insert(id.clone(), Activity::Reply);
-        }
-        let line = response.to_line();
-        let _ = self.frames.send(Frame {
-            line,
-            completes: response.id,
-        });
+        let _ = self.lines.send(response.to_line());
     }
 
     fn start_call(&mut self, plan: CallPlan) {
@@ -241,7 +241,7 @@ impl<H: ToolHost> Coordinator<H> {
         };
         self.active.insert(
             plan.id.clone(),
-            Activity::Call {
+            ActiveCall {
                 token: token.clone(),
                 fence,
                 held: must_wait,
@@ -252,7 +252,8 @@ impl<H: ToolHost> Coordinator<H> {
             plan.tool.clone(),
             plan.progress_token.clone(),
             plan.log_policy.clone(),
-            self.frames.clone(),
+            self.lines.clone(),
+            self.terminals.clone(),
         ));
         let task = CallTask {
             host: self.host.clone(),
@@ -267,45 +268,37 @@ impl<H: ToolHost> Coordinator<H> {
 
     fn cancel(&mut self, id: &RequestId) {
         match self.active.get(id) {
-            Some(Activity::Call {
-                token,
-                fence: false,
-                ..
-            }) => {
+            Some(call) if call.fence => tracing::debug!(%id, "fences are not cancellable"),
+            Some(call) => {
                 tracing::debug!(%id, "cancelling");
-                token.cancel();
+                call.token.cancel();
             }
-            Some(Activity::Call { fence: true, .. }) => {
-                tracing::debug!(%id, "fences are not cancellable")
-            }
-            _ => tracing::debug!(%id, "cancellation for a request that is not a running call"),
+            None => tracing::debug!(%id, "cancellation for a request that is not a running call"),
         }
     }
 
     fn cancel_all(&mut self) {
-        for activity in self.active.values() {
-            if let Activity::Call {
-                token,
-                fence: false,
-                ..
-            } = activity
-            {
-                token.cancel();
-            }
+        for call in self.active.values().filter(|call| !call.fence) {
+            call.token.cancel();
         }
     }
 
-    fn complete(&mut self, id: RequestId) {
+    /// Retires a finished call, then queues its terminal line: once a client can read the
+    /// answer, the id is free for reuse.
+    fn complete(&mut self, Terminal { id, line }: Terminal) {
         match self.active.remove(&id) {
-            Some(Activity::Call { held: true, .. }) => {
+            Some(ActiveCall { held: true, .. }) => {
                 // Cancelled before it started: it was never counted as running.
                 self.held.retain(|h| h.id != id);
             }
-            Some(Activity::Call { fence, .. }) => {
+            Some(ActiveCall { fence, .. }) => {
                 self.running -= 1;
                 self.fence_running &= !fence;
             }
-            Some(Activity::Reply) | None => {}
+            None => {}
+        }
+        if !line.is_empty() {
+            let _ = self.lines.send(line);
         }
         self.release_held();
     }
@@ -322,8 +315,8 @@ impl<H: ToolHost> Coordinator<H> {
                 return;
             }
             let next = self.held.pop_front().expect("front exists");
-            if let Some(Activity::Call { held, .. }) = self.active.get_mut(&next.id) {
-                *held = false;
+            if let Some(call) = self.active.get_mut(&next.id) {
+                call.held = false;
             }
             self.running += 1;
             self.fence_running |= next.fence;
@@ -388,20 +381,24 @@ impl<H: ToolHost> CallTask<H> {
     }
 
     /// Drives `work` to completion, or to cancellation (`None`), sending the liveness notice when
-    /// its timer fires first. The work is polled before the token, so work that is already done
-    /// answers even if a cancellation raced it.
+    /// its timer fires first. Work that finishes on its first poll answers even if a cancellation
+    /// raced it (so a quick call sent just before end of input is still answered); after that,
+    /// a cancellation that has happened always wins over work that becomes ready at the same time.
     async fn wait<T>(
         &self,
         work: impl Future<Output = T>,
-        notice: &mut Option<std::pin::Pin<Box<tokio::time::Sleep>>>,
+        notice: &mut Option<Pin<Box<Sleep>>>,
         path: Option<&str>,
     ) -> Option<T> {
-        tokio::pin!(work);
+        let mut work = pin!(work);
+        if let Poll::Ready(output) = poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await {
+            return Some(output);
+        }
         loop {
             tokio::select! {
                 biased;
-                output = &mut work => return Some(output),
                 _ = self.token.cancelled(), if self.cancellable => return None,
+                output = &mut work => return Some(output),
                 _ = async { notice.as_mut().expect("guarded").await }, if notice.is_some() => {
                     *notice = None;
                     self.sink.status_notice("running", path);

@@ -2,7 +2,8 @@
 //! transport speaks, where the legacy lifecycle stands, and what each method answers.
 //!
 //! Contract ([`Session::handle`] maps one decoded message to one [`Action`]):
-//! 1. `server/discover` is neutral: it answers in either state and selects nothing. The first
+//! 1. `server/discover` is neutral: it selects nothing, and answers until the transport is
+//!    locked to the legacy family (then it is -32600 like all modern traffic). The first
 //!    modern `tools/list` or `tools/call` with valid metadata locks the transport to the modern
 //!    family; a successful legacy `initialize` locks it to the legacy family. Afterwards the
 //!    other family gets -32600 (a bare request on a modern transport gets -32602: it lacks the

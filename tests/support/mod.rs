@@ -202,7 +202,8 @@ impl McpProcess {
     }
 
     /// Opens a gate: every `gate` call waiting on it completes.
-    pub fn open_gate(&self, gate: &str) {
+    pub fn open_gate(&mut self, gate: &str) {
+        self.note(&format!("open gate {gate}"));
         std::fs::write(self.gate_dir().join(gate), b"open").expect("open gate");
     }
 

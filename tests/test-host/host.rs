@@ -110,6 +110,11 @@ impl ToolHost for TestHost {
             &["gate"],
         );
         gate.status = StatusNotice::WhenSlow;
+        let mut quiet_gate = gate.clone();
+        quiet_gate.name = "quiet_gate".into();
+        quiet_gate.description =
+            "Test tool quiet_gate: a gate that never gets the liveness notice.".into();
+        quiet_gate.status = StatusNotice::Quiet;
         let mut fence = spec(
             "fence",
             json!({"label": {"type": "string"}, "gate": {"type": "string", "minLength": 1}}),
@@ -142,6 +147,7 @@ impl ToolHost for TestHost {
                 &["path", "workspace"],
             ),
             gate,
+            quiet_gate,
             fence,
             spec(
                 "fail",
@@ -173,7 +179,7 @@ impl ToolHost for TestHost {
         match tool {
             "echo" => Ok(json!({"text": arguments["text"], "during_fence": during_fence})),
             "shape" => Ok(json!({"arguments": arguments})),
-            "gate" => {
+            "gate" | "quiet_gate" => {
                 let gate = str_arg(&arguments, "gate");
                 let path = arguments.get("path").and_then(Value::as_str);
                 ctx.log(

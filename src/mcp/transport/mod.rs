@@ -2,4 +2,4 @@
 
 mod stdio;
 
-pub use stdio::{Frame, Inbound, LineReader, WriterEvent, spawn_reader, spawn_writer};
+pub use stdio::{Inbound, LineReader, spawn_reader, spawn_writer};

@@ -5,11 +5,9 @@
 //!    whitespace-only lines are skipped. A line longer than the limit is never held whole: its
 //!    bytes are discarded as they arrive and it is reported once as [`Inbound::Oversized`]; the
 //!    next line is read normally.
-//! 2. [`spawn_writer`] is the only code that writes the output stream. Frames are written in the
-//!    order they were queued and flushed whenever the queue runs dry; a frame that completes a
-//!    request is reported back only after the flush that carried it (the request id is owned
-//!    until then). A write failure (the client closed our stdout) is reported once; frames are
-//!    then discarded but completions are still reported, so nothing waits forever.
+//! 2. [`spawn_writer`] is the only code that writes the output stream: lines go out in the order
+//!    they were queued, flushed whenever the queue runs dry. A write failure (the client closed
+//!    our stdout) is reported once; later lines are discarded, so no sender ever blocks.
 //!
 //! Both ends are plain threads on blocking I/O: stdin and stdout are pipes, and a dedicated
 //! thread with a 64 KiB buffer beats a runtime hop per read or write.
@@ -17,13 +15,13 @@
 use std::io::{self, BufWriter, Read, Write};
 use std::thread;
 
-use tokio::sync::mpsc::{Sender, UnboundedReceiver, UnboundedSender};
+use tokio::sync::mpsc::{Sender, UnboundedReceiver};
 
-use crate::mcp::jsonrpc::{self, DecodeError, Incoming, RequestId};
+use crate::mcp::jsonrpc::{self, DecodeError, Incoming};
 
 const READ_CHUNK: usize = 64 * 1024;
 const WRITE_BUFFER: usize = 64 * 1024;
-/// Frames written between two completion reports at most, so ids are released steadily under load.
+/// Lines written between two flushes at most, so output keeps moving under sustained load.
 const MAX_BATCH: usize = 1024;
 
 /// What the reader delivers.
@@ -80,7 +78,8 @@ impl<R: Read> LineReader<R> {
                 continue;
             }
             self.scanned = self.buf.len();
-            if self.discarding || self.buf.len() - self.start > self.limit {
+            // One byte of slack for a `\r` that `line` strips before it applies the limit.
+            if self.discarding || self.buf.len() - self.start > self.limit.saturating_add(1) {
                 // Drop what we hold of the overlong line; keep discarding to its end.
                 self.discarding = true;
                 self.buf.clear();
@@ -165,62 +164,47 @@ pub fn spawn_reader<R: Read + Send + 'static>(
         })
 }
 
-/// One unit of output: a complete line (possibly empty) and the request it completes, if any.
-#[derive(Debug)]
-pub struct Frame {
-    /// Bytes to write, newline included; empty for a request that ends without an answer.
-    pub line: Vec<u8>,
-    /// The request whose terminal frame this is.
-    pub completes: Option<RequestId>,
-}
-
-/// What the writer reports back.
-#[derive(Debug)]
-pub enum WriterEvent {
-    /// These requests' terminal frames have been flushed (or discarded after output closed).
-    Completed(Vec<RequestId>),
-    /// The output stream failed; nothing more will be written.
-    OutputClosed,
-}
-
-/// Runs the single writer on its own thread until every frame sender is dropped.
+/// Runs the single writer on its own thread until every line sender is dropped.
+///
+/// Lines are written in queue order and flushed whenever the queue runs dry (or every
+/// [`MAX_BATCH`] lines under sustained load). The first write failure calls `on_closed`; later
+/// lines are discarded so that senders never block on a dead pipe.
 pub fn spawn_writer<W: Write + Send + 'static>(
     output: W,
-    mut frames: UnboundedReceiver<Frame>,
-    events: UnboundedSender<WriterEvent>,
+    mut lines: UnboundedReceiver<Vec<u8>>,
+    on_closed: impl FnOnce() + Send + 'static,
 ) -> io::Result<thread::JoinHandle<()>> {
     thread::Builder::new()
         .name("mcp-stdout".into())
         .spawn(move || {
             let mut out = BufWriter::with_capacity(WRITE_BUFFER, output);
+            let mut on_closed = Some(on_closed);
+            let mut closed = |reason: io::Error| {
+                if let Some(notify) = on_closed.take() {
+                    tracing::debug!(error = %reason, "output closed");
+                    notify();
+                }
+            };
             let mut open = true;
-            let mut completed = Vec::new();
-            while let Some(first) = frames.blocking_recv() {
+            while let Some(first) = lines.blocking_recv() {
                 let mut next = Some(first);
                 let mut batch = 0;
-                while let Some(frame) = next {
-                    if open && !frame.line.is_empty() && out.write_all(&frame.line).is_err() {
+                while let Some(line) = next {
+                    if open && let Err(e) = out.write_all(&line) {
                         open = false;
-                        let _ = events.send(WriterEvent::OutputClosed);
+                        closed(e);
                     }
-                    completed.extend(frame.completes);
                     batch += 1;
                     next = if batch < MAX_BATCH {
-                        frames.try_recv().ok()
+                        lines.try_recv().ok()
                     } else {
                         None
                     };
                 }
-                if open && out.flush().is_err() {
+                if open && let Err(e) = out.flush() {
                     open = false;
-                    let _ = events.send(WriterEvent::OutputClosed);
+                    closed(e);
                 }
-                if !completed.is_empty() {
-                    let _ = events.send(WriterEvent::Completed(std::mem::take(&mut completed)));
-                }
-            }
-            if open {
-                let _ = out.flush();
             }
         })
 }
@@ -285,6 +269,10 @@ mod tests {
         let line = r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#;
         assert_eq!(
             collect(format!("{line}\n").as_bytes(), line.len(), 5),
+            ["req 1 m"]
+        );
+        assert_eq!(
+            collect(format!("{line}\r\n").as_bytes(), line.len(), 1),
             ["req 1 m"]
         );
         let limit = line.len() - 1;
