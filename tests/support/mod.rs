@@ -130,7 +130,14 @@ pub struct McpProcess {
 impl McpProcess {
     /// Starts the shipped server.
     pub fn server(args: &[&str]) -> Self {
-        Self::spawn(Command::new(server_bin()).args(args), None)
+        Self::server_with_env(args, &[])
+    }
+
+    /// Starts the shipped server with extra environment.
+    pub fn server_with_env(args: &[&str], env: &[(&str, &str)]) -> Self {
+        let mut command = Command::new(server_bin());
+        command.args(args).envs(env.iter().copied());
+        Self::spawn(&mut command, None)
     }
 
     /// Starts the test host with a fresh gate directory.

@@ -187,11 +187,15 @@ impl ToolHost for TestHost {
                     "test.gate",
                     json!({"gate": gate, "state": "entered"}),
                 );
-                if arguments.get("notice_now") == Some(&Value::Bool(true)) {
-                    ctx.status_notice("preparing_dependencies", path);
-                }
+                let notice_now = arguments.get("notice_now") == Some(&Value::Bool(true));
+                let notice_sent = notice_now && ctx.status_notice("preparing_dependencies", path);
                 self.wait_gate(gate).await;
-                Ok(json!({"gate": gate, "released": true, "during_fence": during_fence}))
+                let mut result =
+                    json!({"gate": gate, "released": true, "during_fence": during_fence});
+                if notice_now {
+                    result["notice_sent"] = json!(notice_sent);
+                }
+                Ok(result)
             }
             "fence" => {
                 self.counters.fence_running.store(true, Ordering::SeqCst);
