@@ -1,0 +1,41 @@
+//! Keeps the README honest: its set-up commands exist and its example input gets real answers.
+
+mod support;
+
+use serde_json::Value;
+
+const README: &str = include_str!("../README.md");
+
+#[test]
+fn the_readme_names_its_two_set_up_commands() {
+    assert!(README.contains("cargo run --release --quiet < examples/hello.jsonl"));
+    assert!(README.contains("scripts/test.sh "));
+    let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
+    assert!(
+        script.contains("scripts/test.sh"),
+        ".ci/run must call the README's test command"
+    );
+}
+
+#[test]
+fn the_example_input_gets_three_answers_and_a_clean_exit() {
+    let input = include_str!("../examples/hello.jsonl");
+    let lines: Vec<&str> = input.lines().collect();
+    let finished = support::one_shot(support::server_bin(), &[], &lines);
+    assert!(finished.status.success());
+    assert_eq!(finished.stderr, "");
+    let answers: Vec<Value> = finished
+        .transcript
+        .lines()
+        .filter_map(|l| l.strip_prefix("← "))
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), 3, "{}", finished.transcript);
+    assert_eq!(answers[0]["result"]["supportedVersions"][0], "2026-07-28");
+    assert_eq!(answers[1]["result"]["tools"][0]["name"], "beam_version");
+    assert_eq!(
+        answers[2]["result"]["structuredContent"]["name"],
+        "lean-beam-mcp"
+    );
+    assert_eq!(answers[2]["result"]["isError"], false);
+}
