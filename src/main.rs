@@ -5,14 +5,15 @@ use std::time::Duration;
 
 use clap::Parser;
 use lean_beam_mcp::lean::{LeanHost, server_identity};
-use lean_beam_mcp::mcp::{DEFAULT_MAX_MESSAGE_BYTES, ServerOptions, serve};
+use lean_beam_mcp::mcp::transport::termination;
+use lean_beam_mcp::mcp::{DEFAULT_MAX_MESSAGE_BYTES, ServerOptions, serve_until};
 
 /// A Model Context Protocol server for Lean 4 projects, on stdio.
 ///
 /// Speaks MCP 2026-07-28 (stateless: start with server/discover, send _meta on every request)
 /// and MCP 2025-11-25 (start with initialize). Reads newline-delimited JSON-RPC on stdin, writes
 /// it on stdout, logs to stderr (filter with RUST_LOG, e.g. RUST_LOG=debug). Exits 0 when
-/// stdin ends.
+/// stdin ends or on SIGTERM/SIGINT, after cancelling running calls.
 #[derive(Debug, Parser)]
 #[command(name = "lean-beam-mcp", version, about, long_about)]
 struct Cli {
@@ -56,11 +57,12 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let served = runtime.block_on(serve(
+    let served = runtime.block_on(serve_until(
         LeanHost::new(),
         std::io::stdin(),
         std::io::stdout(),
         options,
+        termination(),
     ));
     match served {
         Ok(()) => ExitCode::SUCCESS,

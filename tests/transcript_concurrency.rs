@@ -321,3 +321,32 @@ fn a_panicking_tool_answers_internal_error_and_the_server_keeps_serving() {
     assert!(finished.status.success());
     assert_transcript!("concurrency", "panic", finished.transcript);
 }
+
+#[test]
+fn sigterm_is_an_orderly_end_of_input() {
+    let mark_dir = tempfile::tempdir().unwrap();
+    let mark = mark_dir.path().join("shutdown");
+    let mut server = McpProcess::test_host_with(
+        &[],
+        &[("LEAN_BEAM_MCP_TEST_SHUTDOWN_MARK", mark.to_str().unwrap())],
+    );
+    server.initialize_legacy();
+    server.send(&gate(1, "never"));
+    entered(&mut server, "gate", "never");
+    let status = Command::new("kill")
+        .args(["-TERM", &server.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    server.note("SIGTERM");
+    // Stdin stays open: the signal alone ends the server.
+    let finished = server.finish_without_closing();
+    assert!(
+        finished.status.success(),
+        "exit status {:?}",
+        finished.status
+    );
+    assert_eq!(finished.stderr, "");
+    assert!(!finished.transcript.contains("← {\"id\":1,"));
+    assert!(mark.exists(), "the host's shutdown ran before exit");
+}

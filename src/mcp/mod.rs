@@ -21,5 +21,5 @@ pub use context::CallContext;
 pub use jsonrpc::RequestId;
 pub use protocol::{LEGACY_REVISION, LogLevel, MODERN_REVISION, ProtocolFamily, ServerIdentity};
 pub use server::{
-    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STATUS_DELAY, ServeError, ServerOptions, serve,
+    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STATUS_DELAY, ServeError, ServerOptions, serve, serve_until,
 };

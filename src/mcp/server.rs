@@ -13,7 +13,7 @@
 //!    later call waits until the fence has completed. Fences are not cancellable.
 //! 4. Without a progress token, a [`StatusNotice::WhenSlow`] call that has not answered after
 //!    the status delay gets one `beam.status` notice (if its log policy admits `notice`).
-//! 5. End of input closes admission, cancels every cancellable call, lets fences finish, waits
+//! 5. End of input (or the caller's stop signal) closes admission, cancels every cancellable call, lets fences finish, waits
 //!    for every call to end, shuts the host down, flushes the output and returns. A closed output does the same,
 //!    quietly. A host that panics answers -32603 and the server keeps serving.
 
@@ -91,6 +91,23 @@ where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
+    serve_until(host, input, output, options, std::future::pending()).await
+}
+
+/// As [`serve`], but `stop` completing (a termination signal, say) also ends the server, in the
+/// same orderly way as end of input.
+pub async fn serve_until<H, R, W>(
+    host: H,
+    input: R,
+    output: W,
+    options: ServerOptions,
+    stop: impl Future<Output = ()> + Send,
+) -> Result<(), ServeError>
+where
+    H: ToolHost,
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
     let catalog = Catalog::new(host.tools()).map_err(ServeError::Catalog)?;
     let (inbound_tx, inbound) = mpsc::channel(INBOUND_QUEUE);
     let (lines, lines_rx) = mpsc::unbounded_channel();
@@ -115,7 +132,9 @@ where
         running: 0,
         fence_running: false,
     };
-    coordinator.run(inbound, terminals, closed).await;
+    coordinator
+        .run(inbound, terminals, closed, pin!(stop))
+        .await;
     host.shutdown().await;
     drop(coordinator);
     // The writer ends once every line sender (ours and the finished calls') is gone.
@@ -154,6 +173,7 @@ impl<H: ToolHost> Coordinator<H> {
         mut inbound: mpsc::Receiver<Inbound>,
         mut terminals: mpsc::UnboundedReceiver<Terminal>,
         mut output_closed: oneshot::Receiver<()>,
+        mut stop: Pin<&mut impl Future<Output = ()>>,
     ) {
         let mut admitting = true;
         let mut output_open = true;
@@ -171,9 +191,16 @@ impl<H: ToolHost> Coordinator<H> {
                     }
                 },
                 Some(terminal) = terminals.recv() => self.complete(terminal),
-                Ok(()) = &mut output_closed, if output_open => {
-                    tracing::debug!("output closed: shutting down quietly");
+                closed = &mut output_closed, if output_open => {
                     output_open = false;
+                    if closed.is_ok() {
+                        tracing::debug!("output closed: shutting down quietly");
+                        admitting = false;
+                        self.cancel_all();
+                    }
+                }
+                () = &mut stop, if admitting => {
+                    tracing::debug!(active = self.active.len(), "stop requested: closing admission");
                     admitting = false;
                     self.cancel_all();
                 }

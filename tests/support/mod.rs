@@ -347,6 +347,11 @@ impl McpProcess {
         if self.stdin.is_some() {
             self.close_stdin();
         }
+        self.finish_without_closing()
+    }
+
+    /// Reads everything left and waits for the process to exit, leaving stdin as it is.
+    pub fn finish_without_closing(mut self) -> Finished {
         while let Some(message) = self.held.pop_front() {
             drop(message);
         }

@@ -9,8 +9,9 @@ mod host;
 
 use std::time::Duration;
 
+use lean_beam_mcp::mcp::transport::termination;
 use lean_beam_mcp::mcp::{
-    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STATUS_DELAY, ServerIdentity, ServerOptions, serve,
+    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STATUS_DELAY, ServerIdentity, ServerOptions, serve_until,
 };
 
 fn flag(args: &[String], name: &str) -> Option<u64> {
@@ -48,6 +49,12 @@ fn main() {
     let mark = std::env::var_os("LEAN_BEAM_MCP_TEST_SHUTDOWN_MARK").map(Into::into);
     let host = host::TestHost::new(gates, mark);
     runtime
-        .block_on(serve(host, std::io::stdin(), std::io::stdout(), options))
+        .block_on(serve_until(
+            host,
+            std::io::stdin(),
+            std::io::stdout(),
+            options,
+            termination(),
+        ))
         .expect("serve");
 }
