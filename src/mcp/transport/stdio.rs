@@ -107,11 +107,12 @@ impl<R: Read> LineReader<R> {
         if let [rest @ .., b'\r'] = line {
             line = rest;
         }
-        if line.iter().all(u8::is_ascii_whitespace) {
-            return None;
-        }
+        // Length first: the streaming path cannot see whether an overlong line is blank either.
         if line.len() > self.limit {
             return Some(Inbound::Oversized { limit: self.limit });
+        }
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return None;
         }
         Some(Inbound::Message(jsonrpc::decode(line)))
     }
