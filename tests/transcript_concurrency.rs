@@ -226,8 +226,9 @@ fn a_fence_is_not_cancellable_and_a_call_held_behind_it_can_be() {
     assert_transcript!("concurrency", "fence_cancel", finished.transcript);
 }
 
-#[test]
-fn end_of_input_cancels_running_calls_shuts_the_host_down_and_exits_zero() {
+/// A legacy test host with call 1 running behind a gate that never opens, and the path its
+/// host's `shutdown` will create (inside the returned directory).
+fn busy_server_with_shutdown_mark() -> (McpProcess, std::path::PathBuf, tempfile::TempDir) {
     let mark_dir = tempfile::tempdir().unwrap();
     let mark = mark_dir.path().join("shutdown");
     let mut server = McpProcess::test_host_with(
@@ -237,6 +238,12 @@ fn end_of_input_cancels_running_calls_shuts_the_host_down_and_exits_zero() {
     server.initialize_legacy();
     server.send(&gate(1, "never"));
     entered(&mut server, "gate", "never");
+    (server, mark, mark_dir)
+}
+
+#[test]
+fn end_of_input_cancels_running_calls_shuts_the_host_down_and_exits_zero() {
+    let (mut server, mark, _mark_dir) = busy_server_with_shutdown_mark();
     let finished = server.finish();
     assert!(
         finished.status.success(),
@@ -324,15 +331,7 @@ fn a_panicking_tool_answers_internal_error_and_the_server_keeps_serving() {
 
 #[test]
 fn sigterm_is_an_orderly_end_of_input() {
-    let mark_dir = tempfile::tempdir().unwrap();
-    let mark = mark_dir.path().join("shutdown");
-    let mut server = McpProcess::test_host_with(
-        &[],
-        &[("LEAN_BEAM_MCP_TEST_SHUTDOWN_MARK", mark.to_str().unwrap())],
-    );
-    server.initialize_legacy();
-    server.send(&gate(1, "never"));
-    entered(&mut server, "gate", "never");
+    let (mut server, mark, _mark_dir) = busy_server_with_shutdown_mark();
     let status = Command::new("kill")
         .args(["-TERM", &server.pid().to_string()])
         .status()

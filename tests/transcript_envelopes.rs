@@ -12,20 +12,6 @@ use support::*;
 const PARSE_ERROR: i64 = -32700;
 const INVALID_REQUEST: i64 = -32600;
 
-/// Asserts that `response` is an error with `code` for `id` whose message contains `words`.
-#[track_caller]
-fn assert_error(response: &Value, code: i64, id: Value, words: &str) {
-    assert_eq!(response["jsonrpc"], "2.0", "{response}");
-    assert_eq!(response["error"]["code"], code, "{response}");
-    assert_eq!(response.get("id"), Some(&id), "{response}");
-    assert!(response.get("result").is_none(), "{response}");
-    let message = response["error"]["message"].as_str().unwrap_or_default();
-    assert!(
-        message.contains(words),
-        "message {message:?} lacks {words:?}"
-    );
-}
-
 /// Asserts that `response` answers a `ping` with `id` (an empty result).
 #[track_caller]
 fn assert_pong(response: &Value, id: Value) {
@@ -57,24 +43,15 @@ fn ping_of_length(id: i64, len: usize) -> String {
     line
 }
 
-/// Ends input and checks the clean exit every test ends with.
-fn finish(server: McpProcess) -> String {
-    let finished = server.finish();
-    assert!(finished.status.success(), "exit: {:?}", finished.status);
-    assert_eq!(finished.status.code(), Some(0));
-    assert_eq!(finished.stderr, "");
-    finished.transcript
-}
-
 #[test]
 fn invalid_json_is_a_parse_error_with_null_id_and_reading_continues() {
     let mut server = McpProcess::server(&[]);
     for line in [r#"{"jsonrpc":"2.0","id":1,"method":"#, "not json", "{]"] {
         let response = exchange(&mut server, line);
-        assert_error(&response, PARSE_ERROR, Value::Null, "Parse error");
+        assert_error_for(&response, PARSE_ERROR, Value::Null, "Parse error");
     }
     ping(&mut server, 2);
-    assert_transcript!("envelopes", "invalid_json", finish(server));
+    assert_transcript!("envelopes", "invalid_json", server.finish_clean());
 }
 
 #[test]
@@ -82,12 +59,12 @@ fn invalid_utf8_is_a_parse_error() {
     let mut server = McpProcess::server(&[]);
     server.note(r"sent the bytes \xff\xfe and a newline");
     server.write_bytes(b"\xff\xfe\n");
-    assert_error(&server.recv(), PARSE_ERROR, Value::Null, "Parse error");
+    assert_error_for(&server.recv(), PARSE_ERROR, Value::Null, "Parse error");
     server.note(r#"sent {"jsonrpc":"2.0","id":1,"method":"p\xffing"} and a newline (raw byte 0xff in the method)"#);
     server.write_bytes(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"p\xffing\"}\n");
-    assert_error(&server.recv(), PARSE_ERROR, Value::Null, "Parse error");
+    assert_error_for(&server.recv(), PARSE_ERROR, Value::Null, "Parse error");
     ping(&mut server, 2);
-    assert_transcript!("envelopes", "invalid_utf8", finish(server));
+    assert_transcript!("envelopes", "invalid_utf8", server.finish_clean());
 }
 
 #[test]
@@ -97,7 +74,7 @@ fn empty_and_whitespace_only_lines_are_skipped() {
     server.write_bytes(b"\n \t  \t\n\r\n\r\r\n");
     // The next message is the answer to this ping: the blank lines were not answered.
     ping(&mut server, 1);
-    assert_transcript!("envelopes", "blank_lines", finish(server));
+    assert_transcript!("envelopes", "blank_lines", server.finish_clean());
 }
 
 #[test]
@@ -111,7 +88,7 @@ fn crlf_line_endings_are_accepted() {
     server.note(&format!("sent {line} terminated by \\r\\n"));
     server.write_bytes(format!("{line}\r\n").as_bytes());
     assert_pong(&server.recv(), json!("two"));
-    assert_transcript!("envelopes", "crlf", finish(server));
+    assert_transcript!("envelopes", "crlf", server.finish_clean());
 }
 
 #[test]
@@ -122,14 +99,14 @@ fn batches_are_invalid_requests_with_null_id() {
         request(2, "ping", Value::Null)
     ]);
     let response = exchange(&mut server, &batch.to_string());
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         Value::Null,
         "batches are not supported",
     );
     let response = exchange(&mut server, "[]");
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         Value::Null,
@@ -137,7 +114,7 @@ fn batches_are_invalid_requests_with_null_id() {
     );
     // Neither batched request was answered on its own: the next message answers this ping.
     ping(&mut server, 3);
-    assert_transcript!("envelopes", "batches", finish(server));
+    assert_transcript!("envelopes", "batches", server.finish_clean());
 }
 
 #[test]
@@ -145,7 +122,7 @@ fn non_object_messages_are_invalid_requests_with_null_id() {
     let mut server = McpProcess::server(&[]);
     for line in ["42", r#""ping""#, "null", "true"] {
         let response = exchange(&mut server, line);
-        assert_error(
+        assert_error_for(
             &response,
             INVALID_REQUEST,
             Value::Null,
@@ -153,7 +130,7 @@ fn non_object_messages_are_invalid_requests_with_null_id() {
         );
     }
     ping(&mut server, 1);
-    assert_transcript!("envelopes", "non_objects", finish(server));
+    assert_transcript!("envelopes", "non_objects", server.finish_clean());
 }
 
 #[test]
@@ -174,7 +151,7 @@ fn client_responses_are_invalid_requests_keeping_their_id() {
     for (message, id) in cases {
         server.send(&message);
         let response = server.recv();
-        assert_error(
+        assert_error_for(
             &response,
             INVALID_REQUEST,
             id,
@@ -182,7 +159,7 @@ fn client_responses_are_invalid_requests_keeping_their_id() {
         );
     }
     ping(&mut server, 4);
-    assert_transcript!("envelopes", "client_responses", finish(server));
+    assert_transcript!("envelopes", "client_responses", server.finish_clean());
 }
 
 #[test]
@@ -193,7 +170,7 @@ fn undeclared_members_are_invalid_requests() {
         &mut server,
         r#"{"jsonrpc":"2.0","id":5,"method":"ping","extra":true}"#,
     );
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         json!(5),
@@ -203,7 +180,7 @@ fn undeclared_members_are_invalid_requests() {
         &mut server,
         r#"{"jsonrpc":"2.0","id":"s","method":"ping","params":{},"b":1,"a":2}"#,
     );
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         json!("s"),
@@ -215,37 +192,37 @@ fn undeclared_members_are_invalid_requests() {
         &mut server,
         r#"{"jsonrpc":"2.0","method":"notifications/initialized","extra":true}"#,
     );
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         Value::Null,
         "undeclared JSON-RPC members: extra",
     );
     ping(&mut server, 6);
-    assert_transcript!("envelopes", "undeclared_members", finish(server));
+    assert_transcript!("envelopes", "undeclared_members", server.finish_clean());
 }
 
 #[test]
 fn method_must_be_a_present_string() {
     let mut server = McpProcess::server(&[]);
     let response = exchange(&mut server, r#"{"jsonrpc":"2.0","id":1,"method":7}"#);
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         json!(1),
         "method must be a string",
     );
     let response = exchange(&mut server, r#"{"jsonrpc":"2.0","id":2}"#);
-    assert_error(&response, INVALID_REQUEST, json!(2), "must have a method");
+    assert_error_for(&response, INVALID_REQUEST, json!(2), "must have a method");
     let response = exchange(&mut server, r#"{"jsonrpc":"2.0"}"#);
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         Value::Null,
         "must have a method",
     );
     ping(&mut server, 3);
-    assert_transcript!("envelopes", "method_member", finish(server));
+    assert_transcript!("envelopes", "method_member", server.finish_clean());
 }
 
 #[test]
@@ -263,7 +240,7 @@ fn jsonrpc_member_must_be_the_string_2_0() {
     ];
     for (line, id) in cases {
         let response = exchange(&mut server, line);
-        assert_error(
+        assert_error_for(
             &response,
             INVALID_REQUEST,
             id,
@@ -271,7 +248,7 @@ fn jsonrpc_member_must_be_the_string_2_0() {
         );
     }
     ping(&mut server, 5);
-    assert_transcript!("envelopes", "jsonrpc_member", finish(server));
+    assert_transcript!("envelopes", "jsonrpc_member", server.finish_clean());
 }
 
 #[test]
@@ -287,7 +264,7 @@ fn null_fractional_boolean_and_structured_ids_are_invalid_with_null_id() {
     for (id, words) in cases {
         let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
         let response = exchange(&mut server, &line);
-        assert_error(&response, INVALID_REQUEST, Value::Null, words);
+        assert_error_for(&response, INVALID_REQUEST, Value::Null, words);
         let message = response["error"]["message"].as_str().unwrap_or_default();
         assert!(
             message.contains("must be a string or an integer"),
@@ -295,7 +272,7 @@ fn null_fractional_boolean_and_structured_ids_are_invalid_with_null_id() {
         );
     }
     ping(&mut server, 1);
-    assert_transcript!("envelopes", "unusable_ids", finish(server));
+    assert_transcript!("envelopes", "unusable_ids", server.finish_clean());
 }
 
 #[test]
@@ -316,7 +293,7 @@ fn integral_decimal_ids_are_answered_as_integers() {
     );
     assert_pong(&response, json!(-3));
     assert!(response["id"].is_i64(), "{response}");
-    assert_transcript!("envelopes", "integral_decimal_ids", finish(server));
+    assert_transcript!("envelopes", "integral_decimal_ids", server.finish_clean());
 }
 
 #[test]
@@ -331,7 +308,7 @@ fn string_and_integer_ids_are_distinct() {
     assert!(first["id"].is_string(), "{first}");
     assert_pong(&second, json!(7));
     assert!(second["id"].is_number(), "{second}");
-    assert_transcript!("envelopes", "string_vs_integer_ids", finish(server));
+    assert_transcript!("envelopes", "string_vs_integer_ids", server.finish_clean());
 }
 
 #[test]
@@ -342,7 +319,7 @@ fn lines_over_max_message_bytes_are_rejected_and_reading_continues() {
     assert_pong(&response, json!(1));
     // One byte over: rejected without reading its id, so the answer has id null.
     let response = exchange(&mut server, &ping_of_length(2, 257));
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         Value::Null,
@@ -351,10 +328,10 @@ fn lines_over_max_message_bytes_are_rejected_and_reading_continues() {
     assert_eq!(response["error"]["data"], json!({"maxMessageBytes": 256}));
     // Non-JSON over the cap is also a cap error, not a parse error.
     let response = exchange(&mut server, &"z".repeat(300));
-    assert_error(&response, INVALID_REQUEST, Value::Null, "at most 256 bytes");
+    assert_error_for(&response, INVALID_REQUEST, Value::Null, "at most 256 bytes");
     assert_eq!(response["error"]["data"], json!({"maxMessageBytes": 256}));
     ping(&mut server, 3);
-    assert_transcript!("envelopes", "max_message_bytes", finish(server));
+    assert_transcript!("envelopes", "max_message_bytes", server.finish_clean());
 }
 
 #[test]
@@ -369,7 +346,7 @@ fn a_20_mb_line_is_rejected_against_the_default_16_mib_cap() {
     server.write_bytes(huge.as_bytes());
     server.write_bytes(b"\n");
     let response = server.recv();
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         Value::Null,
@@ -380,7 +357,7 @@ fn a_20_mb_line_is_rejected_against_the_default_16_mib_cap() {
         json!({"maxMessageBytes": 16_777_216})
     );
     ping(&mut server, 2);
-    assert_transcript!("envelopes", "huge_line_default_cap", finish(server));
+    assert_transcript!("envelopes", "huge_line_default_cap", server.finish_clean());
 }
 
 #[test]
@@ -391,7 +368,11 @@ fn a_final_line_without_newline_is_processed() {
     server.write_bytes(line.as_bytes());
     server.close_stdin();
     assert_pong(&server.recv(), json!(1));
-    assert_transcript!("envelopes", "final_line_without_newline", finish(server));
+    assert_transcript!(
+        "envelopes",
+        "final_line_without_newline",
+        server.finish_clean()
+    );
 }
 
 #[test]
@@ -402,15 +383,15 @@ fn an_overlong_final_line_without_newline_is_rejected() {
     server.write_bytes(line.as_bytes());
     server.close_stdin();
     let response = server.recv();
-    assert_error(&response, INVALID_REQUEST, Value::Null, "at most 256 bytes");
+    assert_error_for(&response, INVALID_REQUEST, Value::Null, "at most 256 bytes");
     assert_eq!(response["error"]["data"], json!({"maxMessageBytes": 256}));
-    assert_transcript!("envelopes", "overlong_final_line", finish(server));
+    assert_transcript!("envelopes", "overlong_final_line", server.finish_clean());
 }
 
 #[test]
 fn end_of_input_exits_zero_with_empty_stderr() {
     let server = McpProcess::server(&[]);
-    let transcript = finish(server);
+    let transcript = server.finish_clean();
     assert_eq!(transcript, "# end of input\n");
     assert_transcript!("envelopes", "eof", transcript);
 }

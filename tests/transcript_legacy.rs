@@ -13,21 +13,6 @@ const INVALID_REQUEST: i64 = -32600;
 const METHOD_NOT_FOUND: i64 = -32601;
 const INVALID_PARAMS: i64 = -32602;
 
-/// Asserts that `response` is an error with `code` for `id` whose message contains `words`.
-#[track_caller]
-fn assert_error(response: &Value, code: i64, id: impl Into<Value>, words: &str) {
-    let id = id.into();
-    assert_eq!(response["jsonrpc"], "2.0", "{response}");
-    assert_eq!(response.get("id"), Some(&id), "{response}");
-    assert_eq!(response["error"]["code"], code, "{response}");
-    assert!(response.get("result").is_none(), "{response}");
-    let message = response["error"]["message"].as_str().unwrap_or_default();
-    assert!(
-        message.contains(words),
-        "message {message:?} lacks {words:?}"
-    );
-}
-
 /// Asserts that `response` succeeds for `id` and returns its result.
 #[track_caller]
 fn assert_ok(response: &Value, id: impl Into<Value>) -> Value {
@@ -77,15 +62,6 @@ fn assert_initialize_result(result: &Value) {
     assert!(result.get("_meta").is_none(), "{result}");
 }
 
-/// Ends input and checks the clean exit every test ends with.
-fn finish(server: McpProcess) -> String {
-    let finished = server.finish();
-    assert!(finished.status.success(), "exit: {:?}", finished.status);
-    assert_eq!(finished.status.code(), Some(0));
-    assert_eq!(finished.stderr, "");
-    finished.transcript
-}
-
 #[test]
 fn initialize_answers_2025_11_25_even_when_the_client_proposes_2025_06_18() {
     let mut server = McpProcess::server(&[]);
@@ -102,7 +78,7 @@ fn initialize_answers_2025_11_25_even_when_the_client_proposes_2025_06_18() {
         2,
     );
     assert_eq!(tools["tools"][0]["name"], "beam_version");
-    assert_transcript!("legacy", "initialize_2025_06_18", finish(server));
+    assert_transcript!("legacy", "initialize_2025_06_18", server.finish_clean());
 }
 
 #[test]
@@ -130,11 +106,11 @@ fn malformed_initialize_is_invalid_params_and_changes_no_state() {
     ];
     for (id, (params, words)) in (1..).zip(cases) {
         let response = exchange(&mut server, request(id, "initialize", params));
-        assert_error(&response, INVALID_PARAMS, id, words);
+        assert_error_for(&response, INVALID_PARAMS, id, words);
     }
     // Still fresh: not awaiting notifications/initialized, not locked to the legacy family.
     let response = exchange(&mut server, request(20, "tools/list", Value::Null));
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         20,
@@ -142,21 +118,21 @@ fn malformed_initialize_is_invalid_params_and_changes_no_state() {
     );
     let response = exchange(&mut server, request(21, "initialize", good));
     assert_initialize_result(&assert_ok(&response, 21));
-    assert_transcript!("legacy", "malformed_initialize", finish(server));
+    assert_transcript!("legacy", "malformed_initialize", server.finish_clean());
 }
 
 #[test]
 fn requests_before_initialize() {
     let mut server = McpProcess::server(&[]);
     let response = exchange(&mut server, request(1, "tools/list", Value::Null));
-    assert_error(&response, INVALID_REQUEST, 1, "initialize");
+    assert_error_for(&response, INVALID_REQUEST, 1, "initialize");
     let response = exchange(
         &mut server,
         request(2, "tools/call", call("beam_version", json!({}))),
     );
-    assert_error(&response, INVALID_REQUEST, 2, "initialize");
+    assert_error_for(&response, INVALID_REQUEST, 2, "initialize");
     let response = exchange(&mut server, request(3, "resources/list", Value::Null));
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         3,
@@ -166,7 +142,7 @@ fn requests_before_initialize() {
         &mut server,
         request(4, "logging/setLevel", json!({"level": "info"})),
     );
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         4,
@@ -178,13 +154,13 @@ fn requests_before_initialize() {
     // notifications/initialized before initialize is ignored: still fresh afterwards.
     server.send(&notification("notifications/initialized", Value::Null));
     let response = exchange(&mut server, request(6, "tools/list", Value::Null));
-    assert_error(
+    assert_error_for(
         &response,
         INVALID_REQUEST,
         6,
         "initialize must be the first MCP operation",
     );
-    assert_transcript!("legacy", "before_initialize", finish(server));
+    assert_transcript!("legacy", "before_initialize", server.finish_clean());
 }
 
 #[test]
@@ -196,23 +172,23 @@ fn tools_wait_for_notifications_initialized() {
     );
     assert_initialize_result(&assert_ok(&response, 1));
     let response = exchange(&mut server, request(2, "tools/list", Value::Null));
-    assert_error(&response, INVALID_REQUEST, 2, "notifications/initialized");
+    assert_error_for(&response, INVALID_REQUEST, 2, "notifications/initialized");
     let response = exchange(
         &mut server,
         request(3, "tools/call", call("beam_version", json!({}))),
     );
-    assert_error(&response, INVALID_REQUEST, 3, "notifications/initialized");
+    assert_error_for(&response, INVALID_REQUEST, 3, "notifications/initialized");
     let response = exchange(&mut server, request(4, "ping", Value::Null));
     assert_eq!(assert_ok(&response, 4), json!({}));
     let response = exchange(
         &mut server,
         request(5, "initialize", initialize_params("2025-11-25")),
     );
-    assert_error(&response, INVALID_REQUEST, 5, "already completed");
+    assert_error_for(&response, INVALID_REQUEST, 5, "already completed");
     // A malformed notifications/initialized is ignored (no answer, no state change).
     server.send(&notification("notifications/initialized", json!([])));
     let response = exchange(&mut server, request(6, "tools/list", Value::Null));
-    assert_error(&response, INVALID_REQUEST, 6, "notifications/initialized");
+    assert_error_for(&response, INVALID_REQUEST, 6, "notifications/initialized");
     // The valid one completes initialization.
     server.send(&notification("notifications/initialized", json!({})));
     let tools = assert_ok(
@@ -220,7 +196,7 @@ fn tools_wait_for_notifications_initialized() {
         7,
     );
     assert_eq!(tools["tools"][0]["name"], "beam_version");
-    assert_transcript!("legacy", "awaiting_initialized", finish(server));
+    assert_transcript!("legacy", "awaiting_initialized", server.finish_clean());
 }
 
 #[test]
@@ -230,7 +206,7 @@ fn second_initialize_is_rejected_once_ready() {
         &mut server,
         request(1, "initialize", initialize_params("2025-11-25")),
     );
-    assert_error(&response, INVALID_REQUEST, 1, "already completed");
+    assert_error_for(&response, INVALID_REQUEST, 1, "already completed");
     // The session is unchanged: still ready.
     let response = exchange(&mut server, request(2, "ping", Value::Null));
     assert_eq!(assert_ok(&response, 2), json!({}));
@@ -239,7 +215,7 @@ fn second_initialize_is_rejected_once_ready() {
         3,
     );
     assert_eq!(tools["tools"][0]["name"], "beam_version");
-    assert_transcript!("legacy", "second_initialize", finish(server));
+    assert_transcript!("legacy", "second_initialize", server.finish_clean());
 }
 
 #[test]
@@ -250,12 +226,12 @@ fn ping_params_are_closed() {
     let response = exchange(&mut server, request(2, "ping", json!({})));
     assert_eq!(assert_ok(&response, 2), json!({}));
     let response = exchange(&mut server, request(3, "ping", json!([])));
-    assert_error(&response, INVALID_PARAMS, 3, "must be an object");
+    assert_error_for(&response, INVALID_PARAMS, 3, "must be an object");
     let response = exchange(&mut server, request(4, "ping", json!({"unexpected": 1})));
-    assert_error(&response, INVALID_PARAMS, 4, "undeclared: unexpected");
+    assert_error_for(&response, INVALID_PARAMS, 4, "undeclared: unexpected");
     let response = exchange(&mut server, request(5, "ping", json!({"_meta": {}})));
     assert_eq!(assert_ok(&response, 5), json!({}));
-    assert_transcript!("legacy", "ping", finish(server));
+    assert_transcript!("legacy", "ping", server.finish_clean());
 }
 
 #[test]
@@ -272,22 +248,22 @@ fn logging_set_level() {
         &mut server,
         request(4, "logging/setLevel", json!({"level": "loud"})),
     );
-    assert_error(&response, INVALID_PARAMS, 4, "level must be one of");
+    assert_error_for(&response, INVALID_PARAMS, 4, "level must be one of");
     let response = exchange(
         &mut server,
         request(5, "logging/setLevel", json!({"level": "INFO"})),
     );
-    assert_error(&response, INVALID_PARAMS, 5, "level must be one of");
+    assert_error_for(&response, INVALID_PARAMS, 5, "level must be one of");
     let response = exchange(&mut server, request(6, "logging/setLevel", json!({})));
-    assert_error(&response, INVALID_PARAMS, 6, "level must be one of");
+    assert_error_for(&response, INVALID_PARAMS, 6, "level must be one of");
     let response = exchange(&mut server, request(7, "logging/setLevel", Value::Null));
-    assert_error(&response, INVALID_PARAMS, 7, "level must be one of");
+    assert_error_for(&response, INVALID_PARAMS, 7, "level must be one of");
     let response = exchange(
         &mut server,
         request(8, "logging/setLevel", json!({"level": "info", "extra": 1})),
     );
-    assert_error(&response, INVALID_PARAMS, 8, "undeclared: extra");
-    assert_transcript!("legacy", "logging_set_level", finish(server));
+    assert_error_for(&response, INVALID_PARAMS, 8, "undeclared: extra");
+    assert_transcript!("legacy", "logging_set_level", server.finish_clean());
 }
 
 #[test]
@@ -310,15 +286,15 @@ fn tools_list_is_the_plain_legacy_listing() {
         &mut server,
         request(3, "tools/list", json!({"cursor": "x"})),
     );
-    assert_error(&response, INVALID_PARAMS, 3, "does not paginate");
+    assert_error_for(&response, INVALID_PARAMS, 3, "does not paginate");
     let response = exchange(&mut server, request(4, "tools/list", json!({"_meta": []})));
-    assert_error(&response, INVALID_PARAMS, 4, "_meta must be an object");
+    assert_error_for(&response, INVALID_PARAMS, 4, "_meta must be an object");
     let response = exchange(
         &mut server,
         request(5, "tools/list", json!({"unexpected": 1})),
     );
-    assert_error(&response, INVALID_PARAMS, 5, "undeclared: unexpected");
-    assert_transcript!("legacy", "tools_list", finish(server));
+    assert_error_for(&response, INVALID_PARAMS, 5, "undeclared: unexpected");
+    assert_transcript!("legacy", "tools_list", server.finish_clean());
 }
 
 #[test]
@@ -341,44 +317,44 @@ fn tools_call_beam_version_has_the_legacy_result_envelope() {
     let text: Value =
         serde_json::from_str(content[0]["text"].as_str().expect("text")).expect("JSON text");
     assert_eq!(&text, structured, "content[0].text is structuredContent");
-    assert_transcript!("legacy", "tools_call_beam_version", finish(server));
+    assert_transcript!("legacy", "tools_call_beam_version", server.finish_clean());
 }
 
 #[test]
 fn unknown_methods_after_ready_are_method_not_found() {
     let mut server = ready();
     let response = exchange(&mut server, request(1, "resources/list", Value::Null));
-    assert_error(&response, METHOD_NOT_FOUND, 1, "resources/list");
+    assert_error_for(&response, METHOD_NOT_FOUND, 1, "resources/list");
     let response = exchange(&mut server, request(2, "lean/unknown", json!({})));
-    assert_error(&response, METHOD_NOT_FOUND, 2, "2025-11-25");
-    assert_transcript!("legacy", "unknown_method", finish(server));
+    assert_error_for(&response, METHOD_NOT_FOUND, 2, "2025-11-25");
+    assert_transcript!("legacy", "unknown_method", server.finish_clean());
 }
 
 #[test]
 fn modern_requests_on_a_legacy_transport_are_invalid_requests() {
     let mut server = ready();
     let response = exchange(&mut server, modern(1, "tools/list", json!({})));
-    assert_error(&response, INVALID_REQUEST, 1, "legacy protocol family");
+    assert_error_for(&response, INVALID_REQUEST, 1, "legacy protocol family");
     let response = exchange(&mut server, modern(2, "server/discover", json!({})));
-    assert_error(&response, INVALID_REQUEST, 2, "legacy protocol family");
+    assert_error_for(&response, INVALID_REQUEST, 2, "legacy protocol family");
     let response = exchange(
         &mut server,
         modern(3, "tools/call", call("beam_version", json!({}))),
     );
-    assert_error(&response, INVALID_REQUEST, 3, "legacy protocol family");
+    assert_error_for(&response, INVALID_REQUEST, 3, "legacy protocol family");
     // The legacy session is unaffected.
     let tools = assert_ok(
         &exchange(&mut server, request(4, "tools/list", Value::Null)),
         4,
     );
     assert_eq!(tools["tools"][0]["name"], "beam_version");
-    assert_transcript!("legacy", "modern_on_legacy", finish(server));
+    assert_transcript!("legacy", "modern_on_legacy", server.finish_clean());
 }
 
 #[test]
 fn end_of_input_after_the_handshake_exits_zero_with_empty_stderr() {
     let server = ready();
-    let transcript = finish(server);
+    let transcript = server.finish_clean();
     assert!(transcript.ends_with("# end of input\n"), "{transcript}");
     assert_transcript!("legacy", "eof", transcript);
 }

@@ -22,18 +22,6 @@ fn with_meta(id: impl Into<Value>, method: &str, meta: Value, rest: Value) -> Va
     request(id, method, params)
 }
 
-/// Asserts an error response with `code` whose message mentions `mentions`.
-fn assert_error(response: &Value, code: i64, mentions: &str) {
-    assert_eq!(response["jsonrpc"], "2.0", "{response}");
-    assert!(response.get("result").is_none(), "{response}");
-    assert_eq!(response["error"]["code"], code, "{response}");
-    let message = response["error"]["message"].as_str().expect("a message");
-    assert!(
-        message.contains(mentions),
-        "{message:?} should mention {mentions:?}"
-    );
-}
-
 /// Asserts the modern success envelope: `resultType` and `_meta` serverInfo.
 fn assert_modern_result(response: &Value) -> &Value {
     let result = &response["result"];
@@ -51,14 +39,6 @@ fn assert_modern_result(response: &Value) -> &Value {
 fn assert_public_cacheable(result: &Value) {
     assert_eq!(result["ttlMs"], 3_600_000, "{result}");
     assert_eq!(result["cacheScope"], "public", "{result}");
-}
-
-/// Ends input and asserts the clean EOF exit: status 0 and nothing on stderr.
-fn finish_clean(server: McpProcess) -> String {
-    let finished = server.finish();
-    assert!(finished.status.success(), "{:?}", finished.status);
-    assert_eq!(finished.stderr, "");
-    finished.transcript
 }
 
 #[test]
@@ -100,7 +80,7 @@ fn discover_result_is_complete_and_public_cacheable() {
         result.get("serverInfo").is_none(),
         "serverInfo lives in _meta"
     );
-    let transcript = finish_clean(server);
+    let transcript = server.finish_clean();
     assert_transcript!("modern", "discover_result", transcript);
 }
 
@@ -185,7 +165,7 @@ fn discover_rejects_malformed_metadata_and_params() {
         let response = server.ask(message);
         assert_error(&response, -32602, mentions);
     }
-    let transcript = finish_clean(server);
+    let transcript = server.finish_clean();
     assert_transcript!("modern", "discover_malformed", transcript);
 }
 
@@ -201,7 +181,7 @@ fn unsupported_version_is_32022_with_supported_and_requested() {
             json!({"supported": ["2026-07-28"], "requested": "1900-01-01"})
         );
     }
-    let transcript = finish_clean(server);
+    let transcript = server.finish_clean();
     assert_transcript!("modern", "unsupported_version", transcript);
 }
 
@@ -226,7 +206,7 @@ fn discover_does_not_select_a_family() {
     // Now the transport is legacy: modern traffic conflicts, discovery included.
     let modern_list = server.ask(modern(4, "tools/list", Value::Null));
     assert_error(&modern_list, -32600, "legacy protocol family");
-    let transcript = finish_clean(server);
+    let transcript = server.finish_clean();
     assert_transcript!("modern", "discover_then_legacy", transcript);
 }
 
@@ -242,7 +222,7 @@ fn bare_request_after_modern_tools_list_is_invalid_params() {
         let bare = server.ask(request(id, "tools/list", params));
         assert_error(&bare, -32602, "protocolVersion");
     }
-    let transcript = finish_clean(server);
+    let transcript = server.finish_clean();
     assert_transcript!("modern", "bare_after_modern", transcript);
 }
 
@@ -262,7 +242,7 @@ fn legacy_initialize_after_modern_selection_is_invalid_request() {
     assert_error(&initialize, -32600, "modern protocol family");
     // The transport stays modern.
     assert_modern_result(&server.ask(modern(3, "server/discover", Value::Null)));
-    let transcript = finish_clean(server);
+    let transcript = server.finish_clean();
     assert_transcript!("modern", "legacy_initialize_after_modern", transcript);
 }
 
@@ -290,7 +270,7 @@ fn removed_and_unknown_methods_are_method_not_found() {
         json!({"uri": "file:///x"}),
     ));
     assert_error(&subscribe, -32601, "resources/subscribe");
-    let transcript = finish_clean(server);
+    let transcript = server.finish_clean();
     assert_transcript!("modern", "method_not_found", transcript);
 }
 
@@ -326,7 +306,7 @@ fn log_level_only_metadata_is_modern_and_invalid() {
     // None of that selected a family: a legacy session can still start.
     let initialize = server.initialize_legacy();
     assert_eq!(initialize["result"]["protocolVersion"], "2025-11-25");
-    let transcript = finish_clean(server);
+    let transcript = server.finish_clean();
     assert_transcript!("modern", "log_level_only", transcript);
 }
 
@@ -362,7 +342,7 @@ fn request_metadata_is_not_retained() {
     ));
     assert_modern_result(&minimal);
     assert_eq!(minimal["result"]["isError"], false);
-    let transcript = finish_clean(server);
+    let transcript = server.finish_clean();
     assert_transcript!("modern", "metadata_not_retained", transcript);
 }
 
@@ -380,7 +360,7 @@ fn mrtr_continuation_fields_are_invalid_params() {
         let response = server.ask(modern(id, "tools/call", params));
         assert_error(&response, -32602, "input_required");
     }
-    let transcript = finish_clean(server);
+    let transcript = server.finish_clean();
     assert_transcript!("modern", "mrtr_fields", transcript);
 }
 
@@ -402,7 +382,7 @@ fn id_reuse_after_completion_is_answered() {
         let error = server.ask(modern(7, "ping", Value::Null));
         assert_error(&error, -32601, "ping");
     }
-    let transcript = finish_clean(server);
+    let transcript = server.finish_clean();
     assert_transcript!("modern", "id_reuse", transcript);
 }
 
@@ -426,6 +406,6 @@ fn beam_version_result_is_modern_and_mirrors_structured_content() {
     let text: Value =
         serde_json::from_str(content[0]["text"].as_str().expect("text")).expect("JSON text");
     assert_eq!(&text, structured);
-    let transcript = finish_clean(server);
+    let transcript = server.finish_clean();
     assert_transcript!("modern", "beam_version", transcript);
 }

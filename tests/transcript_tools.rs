@@ -109,17 +109,6 @@ impl Family {
     }
 }
 
-/// Asserts an error response with `code` whose message mentions `mentions`.
-fn assert_error(response: &Value, code: i64, mentions: &str) {
-    assert!(response.get("result").is_none(), "{response}");
-    assert_eq!(response["error"]["code"], code, "{response}");
-    let message = response["error"]["message"].as_str().expect("a message");
-    assert!(
-        message.contains(mentions),
-        "{message:?} should mention {mentions:?}"
-    );
-}
-
 /// The keys of a JSON object, sorted.
 fn sorted_keys(value: &Value) -> Vec<&str> {
     let mut keys: Vec<&str> = value
@@ -130,14 +119,6 @@ fn sorted_keys(value: &Value) -> Vec<&str> {
         .collect();
     keys.sort_unstable();
     keys
-}
-
-/// Ends input and asserts the clean EOF exit: status 0 and nothing on stderr.
-fn finish_clean(server: McpProcess) -> String {
-    let finished = server.finish();
-    assert!(finished.status.success(), "{:?}", finished.status);
-    assert_eq!(finished.stderr, "");
-    finished.transcript
 }
 
 fn workspace() -> Value {
@@ -186,7 +167,7 @@ fn tools_list_shows_the_catalog_exactly() {
                 assert_eq!(keys, ["description", "inputSchema", "name"]);
             }
         }
-        let transcript = finish_clean(server);
+        let transcript = server.finish_clean();
         assert_transcript!("tools", family.snapshot("catalog"), transcript);
     }
 }
@@ -246,7 +227,7 @@ fn unknown_and_malformed_tool_calls_are_invalid_params() {
             json!({"tool": "$/lean/runAt"})
         );
         assert_eq!(responses[1]["error"]["data"], json!({"tool": "nope"}));
-        let transcript = finish_clean(server);
+        let transcript = server.finish_clean();
         assert_transcript!("tools", family.snapshot("malformed_calls"), transcript);
     }
 }
@@ -263,7 +244,7 @@ fn omitted_arguments_are_an_empty_object() {
             empty["result"], omitted["result"],
             "omitted arguments behave as {{}}"
         );
-        let transcript = finish_clean(server);
+        let transcript = server.finish_clean();
         assert_transcript!("tools", family.snapshot("omitted_arguments"), transcript);
     }
 }
@@ -286,7 +267,7 @@ fn progress_token_must_be_a_string_or_a_number() {
             let structured = family.tool_result(&accepted, false);
             assert_eq!(structured["text"], "t");
         }
-        let transcript = finish_clean(server);
+        let transcript = server.finish_clean();
         assert_transcript!("tools", family.snapshot("progress_token"), transcript);
     }
 }
@@ -347,7 +328,7 @@ fn schema_violations_are_invalid_input_results() {
                 ),
             }
         }
-        let transcript = finish_clean(server);
+        let transcript = server.finish_clean();
         assert_transcript!("tools", family.snapshot("schema_violations"), transcript);
     }
 }
@@ -369,7 +350,7 @@ fn valid_shape_call_echoes_its_arguments() {
             let structured = family.tool_result(&response, false);
             assert_eq!(structured, json!({"arguments": arguments}));
         }
-        let transcript = finish_clean(server);
+        let transcript = server.finish_clean();
         assert_transcript!("tools", family.snapshot("shape_ok"), transcript);
     }
 }
@@ -392,7 +373,7 @@ fn fail_tool_is_an_error_result_with_code_message_and_data() {
         let defaulted = server.ask(family.call(2, "fail", json!({"code": "x"})));
         let structured = family.tool_result(&defaulted, true);
         assert_eq!(structured["message"], "the fail tool failed");
-        let transcript = finish_clean(server);
+        let transcript = server.finish_clean();
         assert_transcript!("tools", family.snapshot("fail"), transcript);
     }
 }
@@ -436,7 +417,7 @@ fn error_results_keep_the_family_envelope() {
                 );
             }
         }
-        let transcript = finish_clean(server);
+        let transcript = server.finish_clean();
         assert_transcript!("tools", family.snapshot("error_envelope"), transcript);
     }
 }

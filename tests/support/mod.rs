@@ -106,6 +106,28 @@ pub fn redact(value: &mut Value) {
     }
 }
 
+/// Asserts a JSON-RPC error answer: its code, and words its message must contain.
+#[track_caller]
+pub fn assert_error(response: &Value, code: i64, words: &str) {
+    assert_eq!(response["jsonrpc"], "2.0", "{response}");
+    assert!(response.get("result").is_none(), "{response}");
+    assert_eq!(response["error"]["code"], code, "{response}");
+    let message = response["error"]["message"]
+        .as_str()
+        .expect("an error message");
+    assert!(
+        message.contains(words),
+        "{message:?} should mention {words:?}"
+    );
+}
+
+/// As [`assert_error`], and the answer carries exactly `id` (`null` included).
+#[track_caller]
+pub fn assert_error_for(response: &Value, code: i64, id: impl Into<Value>, words: &str) {
+    assert_eq!(response.get("id"), Some(&id.into()), "{response}");
+    assert_error(response, code, words);
+}
+
 /// How a finished process ended.
 pub struct Finished {
     /// Its exit status.
@@ -348,6 +370,21 @@ impl McpProcess {
             self.close_stdin();
         }
         self.finish_without_closing()
+    }
+
+    /// Ends input, checks the clean exit every well-behaved run ends with (status 0, nothing on
+    /// stderr), and returns the transcript.
+    #[track_caller]
+    pub fn finish_clean(self) -> String {
+        let finished = self.finish();
+        assert_eq!(
+            finished.status.code(),
+            Some(0),
+            "exit: {:?}",
+            finished.status
+        );
+        assert_eq!(finished.stderr, "");
+        finished.transcript
     }
 
     /// Reads everything left and waits for the process to exit, leaving stdin as it is.
