@@ -243,7 +243,7 @@ fn busy_server_with_shutdown_mark() -> (McpProcess, std::path::PathBuf, tempfile
 
 #[test]
 fn end_of_input_cancels_running_calls_shuts_the_host_down_and_exits_zero() {
-    let (mut server, mark, _mark_dir) = busy_server_with_shutdown_mark();
+    let (server, mark, _mark_dir) = busy_server_with_shutdown_mark();
     let finished = server.finish();
     assert!(
         finished.status.success(),
