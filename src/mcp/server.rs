@@ -13,9 +13,10 @@
 //!    later call waits until the fence has completed. Fences are not cancellable.
 //! 4. Without a progress token, a [`StatusNotice::WhenSlow`] call that has not answered after
 //!    the status delay gets one `beam.status` notice (if its log policy admits `notice`).
-//! 5. End of input (or the caller's stop signal) closes admission, cancels every cancellable call, lets fences finish, waits
-//!    for every call to end, shuts the host down, flushes the output and returns. A closed output does the same,
-//!    quietly. A host that panics answers -32603 and the server keeps serving.
+//! 5. End of input (or the caller's stop signal) closes admission, cancels every cancellable
+//!    call, lets fences finish, waits for every call to end, shuts the host down, flushes the
+//!    output and returns. A closed output does the same, quietly. A host that panics answers
+//!    -32603 and the server keeps serving.
 
 use std::collections::{HashMap, VecDeque};
 use std::future::{Future, poll_fn};
