@@ -307,11 +307,11 @@ impl ErrorObject {
         ErrorObject::new(code::INVALID_REQUEST, message)
     }
 
-    /// -32601 naming the method.
-    pub fn method_not_found(method: &str, family: &str) -> Self {
+    /// -32601 naming the method and the revision it was asked under.
+    pub fn method_not_found(method: &str, revision: &str) -> Self {
         ErrorObject::new(
             code::METHOD_NOT_FOUND,
-            format!("Method not found: {method} is not a {family} MCP method"),
+            format!("Method not found: this server does not serve {method} under MCP {revision}"),
         )
     }
 }
