@@ -7,6 +7,7 @@ const LANES: &[&str] = &[
     "transcript_concurrency",
     "transcript_progress_logs",
     "load",
+    "bridge_http",
 ];
 
 #[test]
