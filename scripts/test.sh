@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# The one test command: formatting, lints, and every suite (unit, transcript, property, load).
+# The one test command: formatting, lints, every Rust suite (unit, transcript, property, load,
+# bridge, rmcp client), then the external lanes: the official MCP conformance suites through the
+# HTTP bridge and the official SDK clients over stdio. The lanes install what they need
+# (Node 24 and Python mcp from PyPI, npm packages from conformance/package-lock.json) under
+# target/lanes/ via scripts/lib/lanes.sh.
+#
 # Snapshots are never rewritten here: a changed snapshot fails the run and is reviewed with
 # `cargo insta review` (or by reading the .snap.new file) before it is accepted.
 set -euo pipefail
@@ -16,3 +21,18 @@ cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
 echo "== cargo test (workspace, all features)"
 cargo test --workspace --all-features --locked
+
+echo "== MCP conformance 0.1.16 at 2025-11-25 (legacy bridge)"
+scripts/test-mcp-conformance.sh
+
+echo "== MCP conformance 0.2.0-alpha.12 at 2026-07-28 (modern bridge)"
+scripts/test-mcp-modern-conformance.sh
+
+echo "== README conformance table is current"
+scripts/conformance-table.sh --check
+
+echo "== SDK clients: TypeScript client 2.4.0 (auto, pin) and SDK 1.32.2 (legacy)"
+scripts/test-mcp-modern-sdk.sh
+
+echo "== SDK client: Python mcp 2.3.0 (auto, pinned, legacy)"
+scripts/test-mcp-python-client.sh
