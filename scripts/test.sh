@@ -36,3 +36,6 @@ scripts/test-mcp-modern-sdk.sh
 
 echo "== SDK client: Python mcp 2.3.0 (auto, pinned, legacy)"
 scripts/test-mcp-python-client.sh
+
+echo "== benchmark smoke run (every server's answers checked; no timing)"
+scripts/bench.sh --smoke

@@ -1,0 +1,89 @@
+//! `bench-echo-ours`: lean-beam-mcp's MCP core serving one `echo` tool, for the benchmark.
+//!
+//! The tool is injected through the public [`ToolHost`] seam and served with [`serve_until`]
+//! exactly as `src/main.rs` serves the Lean host: the same options (16 MiB line cap, 2 s status
+//! delay), the same multi-threaded runtime, stderr logging at `warn`, stdio, and the same
+//! termination signal. So the benchmark measures the core, not a special path.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use lean_beam_mcp::lean::server_identity;
+use lean_beam_mcp::mcp::transport::termination;
+use lean_beam_mcp::mcp::{
+    CallContext, DEFAULT_MAX_MESSAGE_BYTES, Execution, ServerOptions, StatusNotice,
+    ToolAnnotations, ToolError, ToolHost, ToolResult, ToolSpec, serve_until,
+};
+use serde_json::{Value, json};
+
+/// One tool: `echo {text}` answers `{text}` (as `structuredContent` and as JSON text).
+struct EchoHost;
+
+impl ToolHost for EchoHost {
+    fn tools(&self) -> Vec<ToolSpec> {
+        vec![ToolSpec {
+            name: "echo".into(),
+            description: "Returns its text argument.".into(),
+            input_schema: json!({
+                "type": "object",
+                "properties": { "text": { "type": "string" } },
+                "required": ["text"],
+                "additionalProperties": false,
+            }),
+            annotations: ToolAnnotations {
+                read_only_hint: Some(true),
+                ..ToolAnnotations::default()
+            },
+            execution: Execution::Concurrent,
+            status: StatusNotice::Quiet,
+        }]
+    }
+
+    async fn call(&self, _tool: &str, mut arguments: Value, _ctx: CallContext) -> ToolResult {
+        // The schema guarantees an object with a string `text`.
+        match arguments.get_mut("text").map(Value::take) {
+            Some(text @ Value::String(_)) => Ok(json!({ "text": text })),
+            _ => Err(ToolError::new("invalidInput", "text must be a string")),
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let options = ServerOptions {
+        identity: server_identity(),
+        max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        status_delay: Duration::from_millis(2000),
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("bench-echo-ours: could not start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let served = runtime.block_on(serve_until(
+        EchoHost,
+        std::io::stdin(),
+        std::io::stdout(),
+        options,
+        termination(),
+    ));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("bench-echo-ours: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
