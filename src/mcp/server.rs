@@ -102,7 +102,7 @@ pub async fn serve_until<H, R, W>(
     input: R,
     output: W,
     options: ServerOptions,
-    stop: impl Future<Output = ()> + Send,
+    stop: impl Future<Output = ()> + Send + 'static,
 ) -> Result<(), ServeError>
 where
     H: ToolHost,
@@ -133,11 +133,17 @@ where
         running: 0,
         fence_running: false,
     };
-    coordinator
-        .run(inbound, terminals, closed, pin!(stop))
-        .await;
+    // The coordinator runs as a task of its own, not on the caller's `block_on` thread, so the
+    // calls it spawns start on the same worker without a cross-thread wake-up.
+    let coordinator = tokio::spawn(async move {
+        coordinator
+            .run(inbound, terminals, closed, pin!(stop))
+            .await;
+    });
+    if let Err(panic) = coordinator.await {
+        tracing::error!(%panic, "the coordinator failed");
+    }
     host.shutdown().await;
-    drop(coordinator);
     // The writer ends once every line sender (ours and the finished calls') is gone.
     let _ = tokio::task::spawn_blocking(move || writer.join()).await;
     Ok(())
@@ -291,7 +297,12 @@ impl<H: ToolHost> Coordinator<H> {
             token,
             cancellable: !fence,
         };
-        tokio::spawn(task.run(plan, start));
+        let mut call = Box::pin(task.run(plan, start));
+        // A call that is done on its first poll (most quick tools) answers from here, without a
+        // task switch; anything else continues as a task of its own.
+        if (&mut call).now_or_never().is_none() {
+            tokio::spawn(call);
+        }
     }
 
     fn cancel(&mut self, id: &RequestId) {
