@@ -6,7 +6,7 @@ use std::time::Duration;
 use clap::Parser;
 use lean_beam_mcp::lean::{LeanHost, server_identity};
 use lean_beam_mcp::mcp::transport::termination;
-use lean_beam_mcp::mcp::{DEFAULT_MAX_MESSAGE_BYTES, ServerOptions, serve_until};
+use lean_beam_mcp::mcp::{DEFAULT_MAX_MESSAGE_BYTES, ServerOptions, serve_stdio_until};
 
 /// A Model Context Protocol server for Lean 4 projects, on stdio.
 ///
@@ -57,13 +57,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let served = runtime.block_on(serve_until(
-        LeanHost::new(),
-        std::io::stdin(),
-        std::io::stdout(),
-        options,
-        termination(),
-    ));
+    let served = runtime.block_on(serve_stdio_until(LeanHost::new(), options, termination()));
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

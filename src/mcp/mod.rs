@@ -21,5 +21,6 @@ pub use context::CallContext;
 pub use jsonrpc::RequestId;
 pub use protocol::{LEGACY_REVISION, LogLevel, MODERN_REVISION, ProtocolFamily, ServerIdentity};
 pub use server::{
-    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STATUS_DELAY, ServeError, ServerOptions, serve, serve_until,
+    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STATUS_DELAY, ServeError, ServerOptions, serve,
+    serve_stdio_until, serve_until,
 };

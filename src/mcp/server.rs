@@ -20,7 +20,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::future::{Future, poll_fn};
-use std::io::{Read, Write};
+use std::io::{Read, Stdin, Stdout, Write};
 use std::panic::AssertUnwindSafe;
 use std::pin::{Pin, pin};
 use std::sync::Arc;
@@ -38,7 +38,7 @@ use super::context::{CallContext, CallSink, Terminal};
 use super::jsonrpc::{ErrorObject, Incoming, RequestId, Response, code};
 use super::protocol::{ProtocolFamily, ServerIdentity};
 use super::session::{Action, CallPlan, Session};
-use super::transport::{Inbound, spawn_reader, spawn_writer};
+use super::transport::{self, Inbound};
 
 /// The default cap on one input line: 16 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -80,7 +80,7 @@ impl std::error::Error for ServeError {}
 /// Serves MCP over a byte stream pair until end of input (or until output closes).
 ///
 /// Must run inside a multi-threaded Tokio runtime; `input` and `output` are driven by two
-/// dedicated threads.
+/// dedicated threads. For the process's own stdin and stdout, [`serve_stdio_until`] is faster.
 pub async fn serve<H, R, W>(
     host: H,
     input: R,
@@ -109,17 +109,51 @@ where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
+    serve_on(host, Streams::Given(input, output), options, stop).await
+}
+
+/// As [`serve_until`] on this process's stdin and stdout, driven on the runtime without
+/// threads where they are pipes or Unix sockets (as under an MCP client, on Unix), and by
+/// threads otherwise (a terminal, a file). Needs a Tokio runtime with I/O enabled.
+pub async fn serve_stdio_until<H: ToolHost>(
+    host: H,
+    options: ServerOptions,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError> {
+    serve_on(host, Streams::<Stdin, Stdout>::Stdio, options, stop).await
+}
+
+enum Streams<R, W> {
+    Given(R, W),
+    Stdio,
+}
+
+async fn serve_on<H, R, W>(
+    host: H,
+    streams: Streams<R, W>,
+    options: ServerOptions,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServeError>
+where
+    H: ToolHost,
+    R: Read + Send + 'static,
+    W: Write + Send + 'static,
+{
     let catalog = Catalog::new(host.tools()).map_err(ServeError::Catalog)?;
     let (inbound_tx, inbound) = mpsc::channel(INBOUND_QUEUE);
     let (lines, lines_rx) = mpsc::unbounded_channel();
     let (terminals_tx, terminals) = mpsc::unbounded_channel();
     let (closed_tx, closed) = oneshot::channel();
-    // The reader thread is not joined: on a closed output it may still be blocked on input
-    // that never ends, and it owns nothing that needs an orderly end.
-    spawn_reader(input, options.max_message_bytes, inbound_tx).map_err(ServeError::Io)?;
-    let writer = spawn_writer(output, lines_rx, move || {
+    let on_closed = move || {
         let _ = closed_tx.send(());
-    })
+    };
+    let limit = options.max_message_bytes;
+    let transport = match streams {
+        Streams::Given(input, output) => {
+            transport::spawn_streams(input, output, limit, inbound_tx, lines_rx, on_closed)
+        }
+        Streams::Stdio => transport::spawn_stdio(limit, inbound_tx, lines_rx, on_closed),
+    }
     .map_err(ServeError::Io)?;
     let host = Arc::new(host);
     let mut coordinator = Coordinator {
@@ -145,7 +179,7 @@ where
     }
     host.shutdown().await;
     // The writer ends once every line sender (ours and the finished calls') is gone.
-    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    transport.finished().await;
     Ok(())
 }
 

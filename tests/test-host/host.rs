@@ -231,6 +231,9 @@ impl ToolHost for TestHost {
                 let mut sent = 0;
                 for step in 1..=steps {
                     sent += u64::from(ctx.progress(format!("step {step} of {steps}")));
+                    // Each step is a moment of work, as in a real tool: the runtime (and the
+                    // writer) get a turn between two reports.
+                    tokio::task::yield_now().await;
                 }
                 if arguments.get("linger") == Some(&Value::Bool(true)) {
                     // Keeps trying to report after the call has answered: none of it may appear.

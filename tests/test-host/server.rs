@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use lean_beam_mcp::mcp::transport::termination;
 use lean_beam_mcp::mcp::{
-    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STATUS_DELAY, ServerIdentity, ServerOptions, serve_until,
+    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STATUS_DELAY, ServerIdentity, ServerOptions,
+    serve_stdio_until,
 };
 
 fn flag(args: &[String], name: &str) -> Option<u64> {
@@ -50,12 +51,6 @@ fn main() {
     let mark = std::env::var_os("LEAN_BEAM_MCP_TEST_SHUTDOWN_MARK").map(Into::into);
     let host = host::TestHost::new(gates, mark);
     runtime
-        .block_on(serve_until(
-            host,
-            std::io::stdin(),
-            std::io::stdout(),
-            options,
-            termination(),
-        ))
+        .block_on(serve_stdio_until(host, options, termination()))
         .expect("serve");
 }

@@ -1,9 +1,10 @@
 //! `bench-echo-ours`: lean-beam-mcp's MCP core serving one `echo` tool, for the benchmark.
 //!
-//! The tool is injected through the public [`ToolHost`] seam and served with [`serve_until`]
-//! exactly as `src/main.rs` serves the Lean host: the same options (16 MiB line cap, 2 s status
-//! delay), the same multi-threaded runtime, stderr logging at `warn`, stdio, and the same
-//! termination signal. So the benchmark measures the core, not a special path.
+//! The tool is injected through the public [`ToolHost`] seam and served with
+//! [`serve_stdio_until`] exactly as `src/main.rs` serves the Lean host: the same options (16 MiB
+//! line cap, 2 s status delay), the same multi-threaded runtime, stderr logging at `warn`, stdio
+//! (pipes on the runtime), and the same termination signal. So the benchmark measures the core,
+//! not a special path.
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -12,7 +13,7 @@ use lean_beam_mcp::lean::server_identity;
 use lean_beam_mcp::mcp::transport::termination;
 use lean_beam_mcp::mcp::{
     CallContext, DEFAULT_MAX_MESSAGE_BYTES, Execution, ServerOptions, StatusNotice,
-    ToolAnnotations, ToolError, ToolHost, ToolResult, ToolSpec, serve_until,
+    ToolAnnotations, ToolError, ToolHost, ToolResult, ToolSpec, serve_stdio_until,
 };
 use serde_json::{Value, json};
 
@@ -72,13 +73,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let served = runtime.block_on(serve_until(
-        EchoHost,
-        std::io::stdin(),
-        std::io::stdout(),
-        options,
-        termination(),
-    ));
+    let served = runtime.block_on(serve_stdio_until(EchoHost, options, termination()));
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

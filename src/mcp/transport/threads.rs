@@ -1,0 +1,62 @@
+//! The blocking drivers: a [`LineReader`] and the single writer, each on a thread of its own.
+//!
+//! Contract: for any [`Read`]/[`Write`] pair (in-memory streams, a terminal, a regular file, or
+//! stdio where the runtime cannot drive it). The reader delivers into a bounded channel until end
+//! of input or until the receiver is dropped; the writer follows the module's writing rules
+//! (batching, flushing when the queue runs dry, one closed-output report) until every line
+//! sender is dropped. Blocking calls on threads of their own never hold up the runtime.
+
+use std::io::{self, BufWriter, Read, Write};
+use std::thread;
+
+use tokio::sync::mpsc::{Sender, UnboundedReceiver};
+
+use super::framing::{Inbound, LineReader};
+use super::{OutputState, WRITE_BUFFER, write_batch};
+
+/// Runs a [`LineReader`] on its own thread, delivering into `inbound` until end of input or
+/// until the receiver is dropped. The channel closing is the end-of-input signal.
+pub fn spawn_reader<R: Read + Send + 'static>(
+    input: R,
+    limit: usize,
+    inbound: Sender<Inbound>,
+) -> io::Result<thread::JoinHandle<()>> {
+    thread::Builder::new()
+        .name("mcp-stdin".into())
+        .spawn(move || {
+            let mut reader = LineReader::new(input, limit);
+            while let Some(item) = reader.next_inbound() {
+                if inbound.blocking_send(item).is_err() {
+                    return;
+                }
+            }
+        })
+}
+
+/// Runs the single writer on its own thread until every line sender is dropped.
+///
+/// Lines are written in queue order and flushed whenever the queue runs dry (or every
+/// `MAX_BATCH` lines under sustained load). The first write failure calls `on_closed`;
+/// later lines are discarded so that senders never block on a dead pipe.
+pub fn spawn_writer<W: Write + Send + 'static>(
+    output: W,
+    mut lines: UnboundedReceiver<Vec<u8>>,
+    on_closed: impl FnOnce() + Send + 'static,
+) -> io::Result<thread::JoinHandle<()>> {
+    thread::Builder::new()
+        .name("mcp-stdout".into())
+        .spawn(move || {
+            let mut out = BufWriter::with_capacity(WRITE_BUFFER, output);
+            let mut state = OutputState::new(on_closed);
+            while let Some(first) = lines.blocking_recv() {
+                for line in write_batch(first, &mut lines) {
+                    if state.is_open() {
+                        state.check(out.write_all(&line));
+                    }
+                }
+                if state.is_open() {
+                    state.check(out.flush());
+                }
+            }
+        })
+}
