@@ -3,7 +3,7 @@
 //!
 //! Contract:
 //! 1. Every notification a call emits is written before its terminal response, never after:
-//!    each call has one [`CallSink`] whose lock orders notifications (queued straight to the
+//!    each call has one `CallSink` whose lock orders notifications (queued straight to the
 //!    writer) before the terminal line (handed to the coordinator, which retires the id and then
 //!    queues the line); once the call has answered or was cancelled the sink drops everything.
 //! 2. Progress is only sent when the request carried `_meta.progressToken`, with `progress`

@@ -4,7 +4,7 @@
 //! 1. [`decode`] never panics and never allocates more than the line it is given.
 //! 2. A request has exactly `jsonrpc`, `id`, `method` and optionally `params`; a notification has
 //!    `jsonrpc`, `method` and optionally `params`. Anything else (an undeclared member, a client
-//!    response, a batch, a null or fractional id) is an [`Envelope`] error carrying -32600 and,
+//!    response, a batch, a null or fractional id) is a [`DecodeError::Envelope`] carrying -32600 and,
 //!    where one could be read, the request id, so the answer can be correlated.
 //! 3. Bytes that are not JSON are -32700 with `id: null`.
 //! 4. String and integer ids are distinct ([`RequestId`]); an integral number written as a decimal

@@ -164,8 +164,7 @@ proptest! {
         limit in 1usize..96,
         sizes in arb_sizes(),
     ) {
-        // 1-byte reads are covered by the chunking property (each read costs the reader a
-        // 64 KiB buffer fill, slow in debug builds).
+        // 1-byte reads are covered by the chunking property.
         check_against_lines(&data, limit, &read_items(&data[..], limit, data.len()))?;
         check_against_lines(&data, limit, &read_items(Pieces::new(&data, sizes), limit, data.len()))?;
     }
