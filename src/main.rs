@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use lean_beam_mcp::lean::{LeanHost, server_identity};
-use lean_beam_mcp::mcp::transport::termination;
+use lean_beam_mcp::mcp::transport::{log_to_stderr, termination};
 use lean_beam_mcp::mcp::{DEFAULT_MAX_MESSAGE_BYTES, ServerOptions, serve_stdio_until};
 
 /// A Model Context Protocol server for Lean 4 projects, on stdio.
@@ -34,14 +34,7 @@ struct Cli {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+    log_to_stderr();
     let options = ServerOptions {
         identity: server_identity(),
         max_message_bytes: usize::try_from(cli.max_message_bytes).unwrap_or(usize::MAX),

@@ -9,7 +9,7 @@ mod host;
 
 use std::time::Duration;
 
-use lean_beam_mcp::mcp::transport::termination;
+use lean_beam_mcp::mcp::transport::{log_to_stderr, termination};
 use lean_beam_mcp::mcp::{
     DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STATUS_DELAY, ServerIdentity, ServerOptions,
     serve_stdio_until,
@@ -21,14 +21,7 @@ fn flag(args: &[String], name: &str) -> Option<u64> {
 }
 
 fn main() {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+    log_to_stderr();
     let args: Vec<String> = std::env::args().collect();
     let options = ServerOptions {
         identity: ServerIdentity {

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use lean_beam_mcp::lean::server_identity;
-use lean_beam_mcp::mcp::transport::termination;
+use lean_beam_mcp::mcp::transport::{log_to_stderr, termination};
 use lean_beam_mcp::mcp::{
     CallContext, DEFAULT_MAX_MESSAGE_BYTES, Execution, ServerOptions, StatusNotice,
     ToolAnnotations, ToolError, ToolHost, ToolResult, ToolSpec, serve_stdio_until,
@@ -50,14 +50,7 @@ impl ToolHost for EchoHost {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
-        )
-        .init();
+    log_to_stderr();
     let options = ServerOptions {
         identity: server_identity(),
         max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,

@@ -15,6 +15,7 @@
 //!    socket (the normal case under an MCP client, on Unix), and on a thread otherwise.
 
 mod framing;
+mod logging;
 #[cfg(unix)]
 mod pipes;
 mod signal;
@@ -25,6 +26,7 @@ use std::io::{self, Read, Write};
 use tokio::sync::mpsc::{Sender, UnboundedReceiver};
 
 pub use framing::{Framed, Inbound, LineFramer, LineReader};
+pub use logging::log_to_stderr;
 pub use signal::termination;
 pub use threads::{spawn_reader, spawn_writer};
 
