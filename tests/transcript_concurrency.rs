@@ -164,6 +164,53 @@ fn cancellation_wins_in_the_modern_family() {
     assert_transcript!("concurrency", "cancel_modern", cancellation_wins(true));
 }
 
+/// A cancellation names its call by the literal of `requestId`, like a request id: a literal a
+/// float would round onto a running call's id does not cancel it, and the exact one does.
+#[test]
+fn cancellation_request_ids_are_read_on_their_literal() {
+    let mut server = McpProcess::test_host(&["--status-delay-ms", "3600000"]);
+    server.initialize_legacy();
+    server.send_raw(
+        r#"{"jsonrpc":"2.0","id":9007199254740992,"method":"tools/call","params":{"name":"gate","arguments":{"gate":"a"}}}"#,
+    );
+    entered(&mut server, "gate", "a");
+    for literal in ["9007199254740993.0", "9007199254740992.5", "1e-400"] {
+        server.send_raw(&format!(
+            r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{literal}}}}}"#
+        ));
+    }
+    // Handled in order: once this is answered, the three cancellations were read; none named
+    // the call, so it still answers when its gate opens.
+    server.ask(request(1, "ping", Value::Null));
+    server.open_gate("a");
+    let answer = server.response(&json!(9_007_199_254_740_992_u64));
+    assert_eq!(
+        answer["result"]["structuredContent"]["released"], true,
+        "{answer}"
+    );
+    // The same id again, now cancelled by the exact literal of that id.
+    server.send_raw(
+        r#"{"jsonrpc":"2.0","id":9007199254740992,"method":"tools/call","params":{"name":"gate","arguments":{"gate":"b"}}}"#,
+    );
+    entered(&mut server, "gate", "b");
+    server.send_raw(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":9007199254740992.0}}"#,
+    );
+    server.ask(request(2, "ping", Value::Null));
+    server.open_gate("b");
+    let finished = server.finish();
+    let answers = finished
+        .transcript
+        .matches(r#""id":9007199254740992,"jsonrpc":"2.0","result""#)
+        .count();
+    assert_eq!(
+        answers, 1,
+        "the cancelled call answers nothing\n{}",
+        finished.transcript
+    );
+    assert_eq!(finished.status.code(), Some(0));
+}
+
 #[test]
 fn a_fence_drains_earlier_calls_and_holds_later_ones() {
     let mut server = McpProcess::test_host(&[]);

@@ -256,7 +256,7 @@ fn null_fractional_boolean_and_structured_ids_are_invalid_with_null_id() {
     let mut server = McpProcess::server(&[]);
     let cases = [
         ("null", "not null"),
-        ("1.5", "not a fractional number"),
+        ("1.5", "fractional or out of that range"),
         ("true", "not a boolean"),
         ("[1]", "not an array"),
         (r#"{"n":1}"#, "not an object"),

@@ -7,15 +7,17 @@
 //!    response, a batch, a null or fractional id) is a [`DecodeError::Envelope`] carrying -32600 and,
 //!    where one could be read, the request id, so the answer can be correlated.
 //! 3. Bytes that are not JSON are -32700 with `id: null`.
-//! 4. String and integer ids are distinct ([`RequestId`]); an integral number written as a decimal
-//!    (`1.0e1`) is the integer it denotes.
+//! 4. Ids follow `ids`: strings and integers are distinct, and an integer id is the integer its
+//!    literal denotes (`1.0e1` is 10), decided on the literal's text, never on a rounded float. The
+//!    same holds for the `requestId` a cancellation names in its params.
 //!
 //! `params` is kept as raw [`Value`]: which shapes a method accepts is the protocol layer's rule.
 
-use std::fmt;
+use serde::Serialize;
+use serde_json::{Map, Value};
 
-use serde::{Serialize, Serializer};
-use serde_json::{Map, Number, Value};
+pub use super::ids::RequestId;
+use super::ids::{IdLiteral, MAX_INTEGER_ID, MIN_INTEGER_ID, is_rounded};
 
 /// JSON-RPC and MCP error codes this server emits.
 pub mod code {
@@ -31,75 +33,6 @@ pub mod code {
     pub const INTERNAL_ERROR: i64 = -32603;
     /// MCP 2026-07-28: the request names a protocol revision this server does not serve.
     pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-}
-
-/// A request id: a string or an integer, never both, never null.
-///
-/// Integers are kept as a canonical [`Number`] (`serde_json` stores every non-negative integer
-/// the same way), so `7`, `7.0` and `0.7e1` are one id while `"7"` is another.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub enum RequestId {
-    /// A numeric id with an integral value.
-    Number(Number),
-    /// A string id.
-    String(String),
-}
-
-impl RequestId {
-    /// Reads an id as JSON-RPC allows it here; `None` for null, fractional, boolean or structured ids.
-    pub fn from_value(value: &Value) -> Option<RequestId> {
-        match value {
-            Value::String(s) => Some(RequestId::String(s.clone())),
-            Value::Number(n) => integral(n).map(RequestId::Number),
-            _ => None,
-        }
-    }
-
-    /// The id as the JSON value it is written as.
-    pub fn to_value(&self) -> Value {
-        match self {
-            RequestId::Number(n) => Value::Number(n.clone()),
-            RequestId::String(s) => Value::String(s.clone()),
-        }
-    }
-}
-
-fn integral(n: &Number) -> Option<Number> {
-    if n.is_i64() || n.is_u64() {
-        return Some(n.clone());
-    }
-    let f = n.as_f64()?;
-    // Beyond 2^63 a float no longer names one integer exactly; refuse rather than guess.
-    if f.fract() == 0.0 && f.abs() < 9.223_372_036_854_775e18 {
-        Some(Number::from(f as i64))
-    } else {
-        None
-    }
-}
-
-impl fmt::Debug for RequestId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
-    }
-}
-
-impl fmt::Display for RequestId {
-    /// Strings are shown quoted so that `92` and `"92"` stay distinguishable in logs.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            RequestId::Number(n) => write!(f, "{n}"),
-            RequestId::String(s) => write!(f, "{s:?}"),
-        }
-    }
-}
-
-impl Serialize for RequestId {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            RequestId::Number(n) => n.serialize(serializer),
-            RequestId::String(s) => serializer.serialize_str(s),
-        }
-    }
 }
 
 /// A decoded client message.
@@ -172,18 +105,31 @@ impl DecodeError {
 pub fn decode(line: &[u8]) -> Result<Incoming, DecodeError> {
     let value: Value =
         serde_json::from_slice(line).map_err(|e| DecodeError::Parse(e.to_string()))?;
-    decode_value(value)
+    let rounded = is_rounded(value.get("id"))
+        || is_rounded(value.get("params").and_then(|p| p.get("requestId")));
+    let literal = if rounded {
+        IdLiteral::read(line)
+    } else {
+        IdLiteral::default()
+    };
+    classify(value, literal)
 }
 
-/// Decodes an already-parsed JSON value into a message.
+/// Decodes an already-parsed JSON value into a message. Numbers that were parsed as floats are
+/// read through their shortest text, since the client's literal is gone.
 pub fn decode_value(value: Value) -> Result<Incoming, DecodeError> {
+    classify(value, IdLiteral::default())
+}
+
+fn classify(value: Value, literal: IdLiteral<'_>) -> Result<Incoming, DecodeError> {
     let mut object = match value {
         Value::Object(object) => object,
         Value::Array(_) => return Err(envelope(None, "JSON-RPC batches are not supported")),
         _ => return Err(envelope(None, "a JSON-RPC message must be a JSON object")),
     };
+    exact_request_id_param(&mut object, literal.params_request_id);
     let raw_id = object.get("id");
-    let id = raw_id.and_then(RequestId::from_value);
+    let id = raw_id.and_then(|raw| RequestId::from_literal(raw, literal.id));
     if object.contains_key("result") || object.contains_key("error") {
         return Err(envelope(
             id,
@@ -199,13 +145,17 @@ pub fn decode_value(value: Value) -> Result<Incoming, DecodeError> {
     if let Some(raw) = raw_id
         && id.is_none()
     {
-        return Err(envelope(
-            None,
-            format!(
-                "a request id must be a string or an integer, not {}",
-                kind_of(raw)
+        let message = match raw {
+            Value::Number(_) => format!(
+                "a request id must be a string or an integer from {MIN_INTEGER_ID} to {MAX_INTEGER_ID}; \
+                 this number is fractional or out of that range"
             ),
-        ));
+            other => format!(
+                "a request id must be a string or an integer, not {}",
+                kind_of(other)
+            ),
+        };
+        return Err(envelope(None, message));
     }
     let allowed: &[&str] = if id.is_some() {
         &["jsonrpc", "id", "method", "params"]
@@ -233,6 +183,19 @@ pub fn decode_value(value: Value) -> Result<Incoming, DecodeError> {
         Some(id) => Incoming::Request(Request { id, method, params }),
         None => Incoming::Notification(Notification { method, params }),
     })
+}
+
+/// Replaces a rounded `params.requestId` with the integer its literal denotes, or with `null`
+/// when it denotes none, so whoever reads it later sees the id the client meant or no id at all.
+fn exact_request_id_param(object: &mut Map<String, Value>, literal: Option<&str>) {
+    let Some(Value::Object(params)) = object.get_mut("params") else {
+        return;
+    };
+    if let Some(slot) = params.get_mut("requestId")
+        && is_rounded(Some(slot))
+    {
+        *slot = RequestId::from_literal(slot, literal).map_or(Value::Null, |id| id.to_value());
+    }
 }
 
 fn envelope(id: Option<RequestId>, message: impl Into<String>) -> DecodeError {

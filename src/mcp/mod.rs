@@ -6,6 +6,7 @@
 
 pub mod catalog;
 pub mod context;
+mod ids;
 pub mod jsonrpc;
 pub mod protocol;
 pub mod schema;
