@@ -5,15 +5,21 @@ use std::time::Duration;
 
 use clap::Parser;
 use lean_beam_mcp::lean::{LeanHost, server_identity};
-use lean_beam_mcp::mcp::transport::{log_to_stderr, termination};
-use lean_beam_mcp::mcp::{DEFAULT_MAX_MESSAGE_BYTES, ServerOptions, serve_stdio_until};
+use lean_beam_mcp::mcp::transport::{log_to_stderr, termination_signals};
+use lean_beam_mcp::mcp::{
+    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RUNNING_CALLS, ServerOptions, serve_stdio_until,
+};
 
 /// A Model Context Protocol server for Lean 4 projects, on stdio.
 ///
 /// Speaks MCP 2026-07-28 (stateless: start with server/discover, send _meta on every request)
 /// and MCP 2025-11-25 (start with initialize). Reads newline-delimited JSON-RPC on stdin, writes
-/// it on stdout, logs to stderr (filter with RUST_LOG, e.g. RUST_LOG=debug). Exits 0 when
-/// stdin ends or on SIGTERM/SIGINT, after cancelling running calls.
+/// it on stdout, logs to stderr (filter with RUST_LOG, e.g. RUST_LOG=debug).
+///
+/// Exit status: 0 when stdin ends, stdout closes, or on SIGTERM/SIGINT, once running calls are
+/// cancelled and Lean is shut down; 3 when that took longer than --shutdown-timeout-ms (unwritten
+/// output is dropped and Lean killed); 130 or 143 when a second SIGINT or SIGTERM ended it at
+/// once; 2 for a bad command line; 1 when the server could not start.
 #[derive(Debug, Parser)]
 #[command(name = "lean-beam-mcp", version, about, long_about)]
 struct Cli {
@@ -30,15 +36,27 @@ struct Cli {
         default_value_t = 2000
     )]
     status_delay_ms: u64,
+
+    /// Tool calls that run at once; later calls wait their turn in order.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RUNNING_CALLS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=4096))]
+    max_running_calls: u64,
+
+    /// Milliseconds shutdown may take (cancelling calls, stopping Lean, writing what is queued)
+    /// before the server kills Lean, drops unwritten output and exits with status 3.
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    shutdown_timeout_ms: u64,
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     log_to_stderr();
     let options = ServerOptions {
-        identity: server_identity(),
         max_message_bytes: usize::try_from(cli.max_message_bytes).unwrap_or(usize::MAX),
         status_delay: Duration::from_millis(cli.status_delay_ms),
+        max_running_calls: usize::try_from(cli.max_running_calls).unwrap_or(usize::MAX),
+        shutdown_timeout: Duration::from_millis(cli.shutdown_timeout_ms),
+        ..ServerOptions::new(server_identity())
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -50,9 +68,15 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let served = runtime.block_on(serve_stdio_until(LeanHost::new(), options, termination()));
+    let served = runtime.block_on(async {
+        // Installed before anything is read: see `termination_signals`.
+        let stops = termination_signals();
+        serve_stdio_until(LeanHost::new(), options, stops).await
+    });
+    // Whatever is still blocked (a writer facing a client that stopped reading) is abandoned.
+    runtime.shutdown_background();
     match served {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(exit) => ExitCode::from(exit.code()),
         Err(e) => {
             eprintln!("lean-beam-mcp: {e}");
             ExitCode::FAILURE

@@ -323,7 +323,7 @@ fn lines_over_max_message_bytes_are_rejected_and_reading_continues() {
         &response,
         INVALID_REQUEST,
         Value::Null,
-        "--max-message-bytes",
+        "a line may hold at most 256 bytes",
     );
     assert_eq!(response["error"]["data"], json!({"maxMessageBytes": 256}));
     // Non-JSON over the cap is also a cap error, not a parse error.

@@ -13,11 +13,13 @@ use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
 use super::context::CallContext;
 use super::schema::{ArgumentError, InputSchema, SchemaError};
+use super::status::StatusNotice;
 
 /// How a tool call is scheduled relative to other calls.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,15 +29,6 @@ pub enum Execution {
     /// A full stream-order fence: waits until every earlier call has answered, holds every later
     /// call until it has answered, and cannot be cancelled once admitted.
     Fence,
-}
-
-/// Whether a call without a progress token gets the one-shot `beam.status` liveness notice.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum StatusNotice {
-    /// Never: the tool answers quickly and has nothing to report.
-    Quiet,
-    /// Once, if the call is still running after the server's status delay.
-    WhenSlow,
 }
 
 /// MCP tool annotations: advisory hints, omitted from the listing when unset.
@@ -128,11 +121,20 @@ pub trait ToolHost: Send + Sync + 'static {
     /// The catalog, read once at startup.
     fn tools(&self) -> Vec<ToolSpec>;
 
+    /// Called once when a call is admitted, before it waits for its turn (behind a fence or the
+    /// bound on running calls) and before [`ToolHost::call`]: the place to set what the call's
+    /// liveness notice says ([`CallContext::set_status`]) and to report a first progress step.
+    /// It runs on the coordinator, so it must be quick and must not block.
+    fn admitted(&self, tool: &str, arguments: &Value, ctx: &CallContext) {
+        let _ = (tool, arguments, ctx);
+    }
+
     /// Runs one tool call with arguments already validated against the tool's schema.
     ///
-    /// The future is dropped if the call is cancelled (by the client, or at shutdown) while it
-    /// is pending; a host that must clean up on cancellation does so in `Drop` or by watching
-    /// [`CallContext::cancelled`].
+    /// When the call is cancelled (by the client, or at shutdown), [`CallContext::cancelled`]
+    /// completes and the future keeps being polled for the server's cancellation grace, so the
+    /// host can clean up (tell its backend to stop); then it is dropped. Either way its result
+    /// is discarded: a call whose cancellation won answers nothing.
     fn call(
         &self,
         tool: &str,
@@ -140,11 +142,18 @@ pub trait ToolHost: Send + Sync + 'static {
         ctx: CallContext,
     ) -> impl Future<Output = ToolResult> + Send;
 
-    /// Releases everything the host owns (child processes included). Called once, after the last
-    /// call has finished, before the server exits.
-    fn shutdown(&self) -> impl Future<Output = ()> + Send {
+    /// Releases everything the host owns (child processes included), by `deadline`. Called once,
+    /// after the last call has finished, before the server exits. A host still shutting down at
+    /// the deadline is not waited for: [`ToolHost::kill`] runs instead.
+    fn shutdown(&self, deadline: Instant) -> impl Future<Output = ()> + Send {
+        let _ = deadline;
         async {}
     }
+
+    /// Ends everything the host owns at once, synchronously (kill its child processes). Called
+    /// when the shutdown deadline passes or a second termination signal arrives, right before
+    /// the process exits.
+    fn kill(&self) {}
 }
 
 /// A catalog that was refused at startup.

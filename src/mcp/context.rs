@@ -1,32 +1,33 @@
-//! What a running tool call may do besides answering: watch for cancellation, report progress,
-//! and log to the client.
+//! What a tool call may do besides answering: watch for cancellation, report progress, log to the
+//! client, set what its liveness notice says, and see who asked.
 //!
 //! Contract:
-//! 1. Every notification a call emits is written before its terminal response, never after:
-//!    each call has one `CallSink` whose lock orders notifications (queued straight to the
-//!    writer) before the terminal line (handed to the coordinator, which retires the id and then
-//!    queues the line); once the call has answered or was cancelled the sink drops everything.
-//! 2. Progress is only sent when the request carried `_meta.progressToken`, with `progress`
-//!    strictly increasing from 1.
+//! 1. Every notification a call emits is queued before its terminal response, never after: each
+//!    call has one `CallSink` whose lock orders notifications (queued straight to the writer)
+//!    before the terminal line (handed to the coordinator, which retires the id and then queues
+//!    the line). Once the call has answered, or its cancellation won, the sink holds no sender at
+//!    all: nothing more is written, and a [`CallContext`] clone that outlives the call keeps
+//!    nothing of the server alive.
+//! 2. Progress is only sent when the request carried `_meta.progressToken`; `progress` is
+//!    strictly increasing (an update that would not increase it is dropped) and an optional
+//!    `total` is never below it.
 //! 3. Log notifications obey the request's [`LogPolicy`]: the legacy session level, or the modern
 //!    per-request level, where an absent level means no log notifications at all.
-//! 4. The `beam.status` liveness notice is sent at most once per call.
+//! 4. Notifications are advisory: while the client has stopped reading and the outbound queue is
+//!    full, they are dropped rather than buffered (the answer itself is never dropped).
+//! 5. The liveness notice follows `status`.
 
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
 use tokio::sync::mpsc::UnboundedSender;
 use tokio_util::sync::{CancellationToken, WaitForCancellationFuture};
 
 use super::jsonrpc::{RequestId, notification_line};
-use super::protocol::LogLevel;
-
-/// The logger name of the one-shot liveness notice.
-pub const STATUS_LOGGER: &str = "beam.status";
-/// The hint the liveness notice carries.
-pub const PROGRESS_HINT: &str =
-    "For detailed live updates, pass tools/call params._meta.progressToken.";
+use super::protocol::{ClientInfo, LogLevel};
+use super::status::StatusLine;
+use super::transport::OutboundSender;
 
 /// Which log notifications a request admits.
 #[derive(Debug, Clone)]
@@ -68,110 +69,169 @@ impl SessionLogLevel {
     }
 }
 
+/// One progress update, as a host reports it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Progress {
+    value: Option<f64>,
+    total: Option<f64>,
+    message: String,
+}
+
+impl Progress {
+    /// The next step: one more than the last progress reported.
+    pub fn step(message: impl Into<String>) -> Self {
+        Progress {
+            value: None,
+            total: None,
+            message: message.into(),
+        }
+    }
+
+    /// Progress at `value`, which must exceed the last progress reported.
+    pub fn at(value: f64, message: impl Into<String>) -> Self {
+        Progress {
+            value: Some(value),
+            ..Progress::step(message)
+        }
+    }
+
+    /// The same update with the total it counts toward (at least its progress).
+    pub fn of_total(mut self, total: f64) -> Self {
+        self.total = Some(total);
+        self
+    }
+}
+
+/// A number as JSON: integral values without a fraction, so `1` is not sent as `1.0`.
+fn number(value: f64) -> Value {
+    if value.fract() == 0.0 && value.abs() < 9.0e15 {
+        json!(value as i64)
+    } else {
+        json!(value)
+    }
+}
+
+/// A call's identity inside the coordinator: unlike its request id, never reused.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct CallKey(pub(crate) u64);
+
+/// A call's end, for the coordinator: the call to retire and the line to write (empty when the
+/// call was cancelled and answers nothing).
+#[derive(Debug)]
+pub(crate) struct Terminal {
+    pub(crate) key: CallKey,
+    pub(crate) line: Vec<u8>,
+}
+
 #[derive(Debug)]
 struct SinkState {
-    closed: bool,
-    progress: u64,
-    status_sent: bool,
+    /// Where notifications go; `None` once the call has answered or was cancelled.
+    out: Option<OutboundSender>,
+    /// Where the terminal line goes; taken by `finish`.
+    terminal: Option<UnboundedSender<Terminal>>,
+    progress: f64,
+    status: StatusLine,
 }
 
 /// The output side of one call: notifications and exactly one terminal frame.
 #[derive(Debug)]
 pub(crate) struct CallSink {
+    key: CallKey,
     id: RequestId,
     tool: String,
     progress_token: Option<Value>,
     log_policy: LogPolicy,
-    out: UnboundedSender<Vec<u8>>,
-    terminal: UnboundedSender<Terminal>,
+    client: ClientInfo,
     state: Mutex<SinkState>,
 }
 
-/// A call's end, for the coordinator: the id to retire and the line to write (empty when the
-/// call was cancelled and answers nothing).
+/// Who a sink belongs to, and the request-scoped policies it applies.
 #[derive(Debug)]
-pub(crate) struct Terminal {
+pub(crate) struct CallIdentity {
+    pub(crate) key: CallKey,
     pub(crate) id: RequestId,
-    pub(crate) line: Vec<u8>,
+    pub(crate) tool: String,
+    pub(crate) progress_token: Option<Value>,
+    pub(crate) log_policy: LogPolicy,
+    pub(crate) client: ClientInfo,
 }
 
 impl CallSink {
     pub(crate) fn new(
-        id: RequestId,
-        tool: String,
-        progress_token: Option<Value>,
-        log_policy: LogPolicy,
-        out: UnboundedSender<Vec<u8>>,
+        call: CallIdentity,
+        out: OutboundSender,
         terminal: UnboundedSender<Terminal>,
     ) -> Self {
-        let state = SinkState {
-            closed: false,
-            progress: 0,
-            status_sent: false,
-        };
         CallSink {
-            id,
-            tool,
-            progress_token,
-            log_policy,
-            out,
-            terminal,
-            state: Mutex::new(state),
+            key: call.key,
+            id: call.id,
+            tool: call.tool,
+            progress_token: call.progress_token,
+            log_policy: call.log_policy,
+            client: call.client,
+            state: Mutex::new(SinkState {
+                out: Some(out),
+                terminal: Some(terminal),
+                progress: 0.0,
+                status: StatusLine::new(),
+            }),
         }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, SinkState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     fn notify(&self, build: impl FnOnce(&mut SinkState) -> Option<Vec<u8>>) -> bool {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        if state.closed {
+        let mut state = self.lock();
+        if state.out.is_none() {
             return false;
         }
-        match build(&mut state) {
-            Some(line) => self.out.send(line).is_ok(),
-            None => false,
+        let Some(line) = build(&mut state) else {
+            return false;
+        };
+        let bytes = line.len();
+        let queued = state.out.as_ref().is_some_and(|out| out.offer(line, bytes));
+        if !queued {
+            tracing::debug!(id = %self.id, "a notification was dropped: the client is not reading");
         }
+        queued
     }
 
-    /// Hands over the terminal line (empty for a cancelled call) and closes the sink.
+    /// Stops all notifications: the call was cancelled and its cancellation won.
+    pub(crate) fn close(&self) {
+        self.lock().out = None;
+    }
+
+    /// Hands over the terminal line (empty for a cancelled call) and drops every sender.
     pub(crate) fn finish(&self, line: Vec<u8>) {
-        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        state.closed = true;
-        // A send error means the coordinator is gone: the server is already shutting down.
-        let _ = self.terminal.send(Terminal {
-            id: self.id.clone(),
-            line,
-        });
+        let mut state = self.lock();
+        state.out = None;
+        if let Some(terminal) = state.terminal.take() {
+            // A send error means the coordinator is gone: the server is already shutting down.
+            let _ = terminal.send(Terminal {
+                key: self.key,
+                line,
+            });
+        }
     }
 
-    pub(crate) fn status_notice(&self, state_name: &str, path: Option<&str>) -> bool {
-        if self.progress_token.is_some() || !self.log_policy.admits(LogLevel::Notice) {
-            return false;
-        }
+    /// Sends the liveness notice if it is due and admitted (see `status`).
+    pub(crate) fn status_notice(&self) -> bool {
+        let has_token = self.progress_token.is_some();
         self.notify(|state| {
-            if state.status_sent {
-                return None;
-            }
-            state.status_sent = true;
-            let message = match path {
-                Some(path) => format!("{} on {path} is still working.", self.tool),
-                None => format!("{} is still working.", self.tool),
-            };
-            let mut data = json!({
-                "requestId": self.id.to_value(),
-                "tool": self.tool,
-                "state": state_name,
-                "message": message,
-                "progressHint": PROGRESS_HINT,
-            });
-            if let Some(path) = path {
-                data["path"] = json!(path);
-            }
-            let params = json!({ "level": "notice", "logger": STATUS_LOGGER, "data": data });
-            Some(notification_line("notifications/message", &params))
+            state
+                .status
+                .take(&self.id, &self.tool, has_token, &self.log_policy)
         })
+    }
+
+    pub(crate) fn has_progress_token(&self) -> bool {
+        self.progress_token.is_some()
     }
 }
 
-/// The handle a host gets for one call. Cheap to clone; valid until the call answers.
+/// The handle a host gets for one call. Cheap to clone; inert once the call has answered.
 #[derive(Debug, Clone)]
 pub struct CallContext {
     sink: Arc<CallSink>,
@@ -193,12 +253,19 @@ impl CallContext {
         &self.sink.tool
     }
 
+    /// Who asked: the protocol family of the request, and the client's name if it gave one.
+    pub fn client(&self) -> &ClientInfo {
+        &self.sink.client
+    }
+
     /// Whether the call has been cancelled (by the client or by shutdown).
     pub fn is_cancelled(&self) -> bool {
         self.token.is_cancelled()
     }
 
-    /// Completes when the call is cancelled.
+    /// Completes when the call is cancelled. A host that must clean up (tell a backend to stop,
+    /// release a resource) does so when this completes: its future keeps being polled for the
+    /// server's cancellation grace, and whatever it then returns is discarded.
     pub fn cancelled(&self) -> WaitForCancellationFuture<'_> {
         self.token.cancelled()
     }
@@ -210,20 +277,40 @@ impl CallContext {
 
     /// Whether the client asked for progress on this call.
     pub fn wants_progress(&self) -> bool {
-        self.sink.progress_token.is_some()
+        self.sink.has_progress_token()
     }
 
-    /// Sends a `notifications/progress` with the next progress number; `false` when the call has
-    /// no progress token or has already answered.
+    /// Sends the next progress step with a message; `false` when the call has no progress token,
+    /// has answered, or the update was dropped.
     pub fn progress(&self, message: impl Into<String>) -> bool {
+        self.report(Progress::step(message))
+    }
+
+    /// Sends a progress update; `false` when the call has no progress token, has answered, or
+    /// the update would not increase progress (or names a total below it).
+    pub fn report(&self, update: Progress) -> bool {
         let Some(token) = &self.sink.progress_token else {
             return false;
         };
-        let message = message.into();
         self.sink.notify(|state| {
-            state.progress += 1;
-            let params =
-                json!({ "progressToken": token, "progress": state.progress, "message": message });
+            let value = update.value.unwrap_or(state.progress + 1.0);
+            let valid = value.is_finite()
+                && value > state.progress
+                && update
+                    .total
+                    .is_none_or(|total| total.is_finite() && total >= value);
+            if !valid {
+                return None;
+            }
+            state.progress = value;
+            let mut params = json!({
+                "progressToken": token,
+                "progress": number(value),
+                "message": update.message,
+            });
+            if let Some(total) = update.total {
+                params["total"] = number(total);
+            }
             Some(notification_line("notifications/progress", &params))
         })
     }
@@ -244,9 +331,16 @@ impl CallContext {
         })
     }
 
-    /// Sends the one-shot `beam.status` notice now (for example when slow setup is observed)
-    /// instead of waiting for the status delay; `false` if it was already sent or is not admitted.
-    pub fn status_notice(&self, state: &str, path: Option<&str>) -> bool {
-        self.sink.status_notice(state, path)
+    /// Sets what the call's liveness notice will say: its `state` (`running` until set) and its
+    /// subject (shown as `path`), for when the server sends it or [`Self::status_notice_now`].
+    pub fn set_status(&self, state: impl Into<String>, subject: Option<&str>) {
+        let mut sink = self.sink.lock();
+        sink.status.set(state.into(), subject.map(str::to_owned));
+    }
+
+    /// Sends the liveness notice now (for example when slow setup is observed) instead of
+    /// waiting for the status delay; `false` if it was sent already or is not admitted.
+    pub fn status_notice_now(&self) -> bool {
+        self.sink.status_notice()
     }
 }

@@ -185,9 +185,17 @@ fn classify(value: Value, literal: IdLiteral<'_>) -> Result<Incoming, DecodeErro
     })
 }
 
-/// Replaces a rounded `params.requestId` with the integer its literal denotes, or with `null`
-/// when it denotes none, so whoever reads it later sees the id the client meant or no id at all.
+/// The one notification whose params name a request id (MCP's cancellation).
+const CANCELLED: &str = "notifications/cancelled";
+
+/// In a cancellation, replaces a rounded `params.requestId` with the integer its literal denotes,
+/// or with `null` when it denotes none, so whoever reads it later sees the id the client meant
+/// or no id at all. Other messages' params are left exactly as sent.
 fn exact_request_id_param(object: &mut Map<String, Value>, literal: Option<&str>) {
+    if object.contains_key("id") || object.get("method").and_then(Value::as_str) != Some(CANCELLED)
+    {
+        return;
+    }
     let Some(Value::Object(params)) = object.get_mut("params") else {
         return;
     };

@@ -9,10 +9,13 @@
 //!    the log level must be an MCP level. Shape failures are -32602; a well-formed but unsupported
 //!    version is -32022 with `{supported, requested}`.
 //! 3. Every modern success result is decorated with `resultType: "complete"` and
-//!    `_meta["io.modelcontextprotocol/serverInfo"]`; `server/discover` and `tools/list` are
+//!    `_meta["io.modelcontextprotocol/serverInfo"]` ([`ServerIdentity::envelope`], the one place
+//!    results get their family's envelope); `server/discover` and `tools/list` are
 //!    public-cacheable for an hour.
+//! 4. A client names itself with an object holding string `name` and `version`, in legacy
+//!    `initialize` and in modern `_meta` alike ([`client_name`]).
 //!
-//! Which family a transport is locked to, and the legacy lifecycle, live in `server`.
+//! Which family a transport is locked to, and the legacy lifecycle, live in `session`.
 
 use serde_json::{Map, Value, json};
 
@@ -145,6 +148,35 @@ impl LogLevel {
 pub struct ModernMeta {
     /// The client's log level for this request; `None` means no log notifications at all.
     pub log_level: Option<LogLevel>,
+    /// The client's name and version, when the request carried them.
+    pub client: Option<ClientName>,
+}
+
+/// A client's own name for itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientName {
+    /// `clientInfo.name`.
+    pub name: String,
+    /// `clientInfo.version`.
+    pub version: String,
+}
+
+/// Who sent a tool call, as far as the protocol tells: its family, and its name when it gave one
+/// (once in a legacy `initialize`, or on each modern request).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientInfo {
+    /// The protocol family of the request.
+    pub family: ProtocolFamily,
+    /// The client's name and version, if it gave them.
+    pub name: Option<ClientName>,
+}
+
+/// Reads a `clientInfo` object: `None` unless it holds string `name` and `version`.
+pub fn client_name(info: &Value) -> Option<ClientName> {
+    Some(ClientName {
+        name: info.get("name")?.as_str()?.to_owned(),
+        version: info.get("version")?.as_str()?.to_owned(),
+    })
 }
 
 /// Whether a request is modern input: `server/discover`, or any reserved key in `_meta`.
@@ -180,16 +212,15 @@ pub fn validate_modern_meta(meta: Option<&Map<String, Value>>) -> Result<ModernM
             kind_of(capabilities)
         )));
     }
-    if let Some(info) = meta.get(meta_key::CLIENT_INFO) {
-        let names_itself = info.get("name").is_some_and(Value::is_string)
-            && info.get("version").is_some_and(Value::is_string);
-        if !names_itself {
-            return Err(ErrorObject::invalid_params(format!(
+    let client = match meta.get(meta_key::CLIENT_INFO) {
+        None => None,
+        Some(info) => Some(client_name(info).ok_or_else(|| {
+            ErrorObject::invalid_params(format!(
                 "_meta {} must be an object with string name and version",
                 meta_key::CLIENT_INFO
-            )));
-        }
-    }
+            ))
+        })?),
+    };
     let log_level = match meta.get(meta_key::LOG_LEVEL) {
         Some(level) => Some(LogLevel::from_json(
             level,
@@ -200,7 +231,7 @@ pub fn validate_modern_meta(meta: Option<&Map<String, Value>>) -> Result<ModernM
     if !MODERN_REVISIONS.contains(&version.as_str()) {
         return Err(unsupported_version(version));
     }
-    Ok(ModernMeta { log_level })
+    Ok(ModernMeta { log_level, client })
 }
 
 /// -32022 for a revision this server does not serve per request.
@@ -259,10 +290,10 @@ impl ServerIdentity {
         result
     }
 
-    /// Adds the modern envelope to a success result: `resultType` and `_meta` serverInfo,
-    /// keeping any `_meta` keys the result already has.
-    pub fn decorate_modern(&self, result: &mut Value) {
-        let Value::Object(object) = result else {
+    /// Gives a success result its family's envelope: a modern result gets `resultType` and
+    /// `_meta` serverInfo (keeping any `_meta` keys it already has); a legacy one stays as it is.
+    pub fn envelope(&self, family: ProtocolFamily, result: &mut Value) {
+        let (ProtocolFamily::Modern, Value::Object(object)) = (family, result) else {
             return;
         };
         object.insert("resultType".into(), json!("complete"));
@@ -335,8 +366,11 @@ mod tests {
             version: "v".into(),
             instructions: None,
         };
+        let mut legacy = json!({"a": 1});
+        identity.envelope(ProtocolFamily::Legacy, &mut legacy);
+        assert_eq!(legacy, json!({"a": 1}));
         let mut result = json!({"_meta": {"x": 1}});
-        identity.decorate_modern(&mut result);
+        identity.envelope(ProtocolFamily::Modern, &mut result);
         assert_eq!(result["resultType"], "complete");
         assert_eq!(result["_meta"]["x"], 1);
         assert_eq!(result["_meta"][meta_key::SERVER_INFO]["name"], "n");

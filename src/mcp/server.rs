@@ -1,50 +1,53 @@
-//! The coordinator: admission, request-id ownership, concurrent calls, cancellation, fences and
-//! shutdown, around the synchronous [`Session`].
+//! Serving: wiring a host, a transport and the coordinator together, and ending within a deadline.
 //!
 //! Contract:
-//! 1. A tool call's id is owned from admission until its terminal line is queued for the writer
-//!    (retired first, so a client that has read the answer may reuse the id at once). A message
-//!    whose id is owned is ignored, so one id never gets two answers. String and integer ids
-//!    never collide. Direct answers are queued as they are decided and own nothing.
-//! 2. Each admitted tool call is its own task with its own cancellation token. Calls overlap and
-//!    answer in any order. `notifications/cancelled` cancels the token; when cancellation wins,
-//!    the call's future is dropped and nothing is written for it.
-//! 3. A [`Execution::Fence`] call starts only when every earlier call has completed, and every
-//!    later call waits until the fence has completed. Fences are not cancellable.
-//! 4. Without a progress token, a [`StatusNotice::WhenSlow`] call that has not answered after
-//!    the status delay gets one `beam.status` notice (if its log policy admits `notice`).
-//! 5. End of input (or the caller's stop signal) closes admission, cancels every cancellable
-//!    call, lets fences finish, waits for every call to end, shuts the host down, flushes the
-//!    output and returns. A closed output does the same, quietly. A host that panics answers
-//!    -32603 and the server keeps serving.
+//! 1. The server runs until end of input, a closed output, or the first stop request (a
+//!    termination signal); each closes admission the same orderly way (see `coordinator`). Then
+//!    the host's [`ToolHost::shutdown`] runs and the writer drains what is queued.
+//! 2. All of that must finish within [`ServerOptions::shutdown_timeout`] of the moment admission
+//!    closed. At the deadline, what could not be written is dropped, [`ToolHost::kill`] ends what
+//!    the host owns, and serving returns [`Exit::DeadlineExceeded`]. A second stop request ends
+//!    it at once the same way ([`Exit::Stopped`]).
+//! 3. Nothing is unbounded: inbound and outbound queues, running calls and waiting calls all
+//!    have limits (see `transport::queue` and `coordinator`).
 
-use std::collections::{HashMap, VecDeque};
-use std::future::{Future, poll_fn};
 use std::io::{Read, Stdin, Stdout, Write};
-use std::panic::AssertUnwindSafe;
-use std::pin::{Pin, pin};
+use std::pin::pin;
 use std::sync::Arc;
-use std::task::Poll;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use futures_util::FutureExt;
-use serde_json::Value;
+use futures_util::{Stream, StreamExt};
 use tokio::sync::{mpsc, oneshot};
-use tokio::time::Sleep;
-use tokio_util::sync::CancellationToken;
 
-use super::catalog::{Catalog, CatalogError, Execution, StatusNotice, ToolHost, call_tool_result};
-use super::context::{CallContext, CallSink, Terminal};
-use super::jsonrpc::{ErrorObject, Incoming, RequestId, Response, code};
-use super::protocol::{ProtocolFamily, ServerIdentity};
-use super::session::{Action, CallPlan, Session};
-use super::transport::{self, Inbound};
+use super::catalog::{Catalog, CatalogError, ToolHost};
+use super::coordinator::{Coordinator, Endings};
+use super::protocol::ServerIdentity;
+use super::session::Session;
+use super::transport::{self, QueueLimits, Stop};
 
 /// The default cap on one input line: 16 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 /// The default delay before the `beam.status` liveness notice.
 pub const DEFAULT_STATUS_DELAY: Duration = Duration::from_secs(2);
-const INBOUND_QUEUE: usize = 256;
+/// The default number of tool calls that run at once.
+pub const DEFAULT_MAX_RUNNING_CALLS: usize = 32;
+/// The default number of admitted calls that wait for their turn before input stops being read.
+pub const DEFAULT_MAX_WAITING_CALLS: usize = 1024;
+/// The default time from the start of shutdown to a forced exit.
+pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
+/// The default time a cancelled call's host future keeps running to clean up.
+pub const DEFAULT_CANCEL_GRACE: Duration = Duration::from_secs(1);
+/// Messages read ahead of the coordinator: at most this many, and at most this many bytes of the
+/// lines they came from (one larger line still fits an empty queue).
+pub const INBOUND_LIMITS: QueueLimits = QueueLimits {
+    items: 256,
+    bytes: 8 * 1024 * 1024,
+};
+/// Output queued for a client that is slow to read; past it the server stops reading input.
+pub const OUTBOUND_LIMITS: QueueLimits = QueueLimits {
+    items: 16 * 1024,
+    bytes: 4 * 1024 * 1024,
+};
 
 /// How a server is set up.
 #[derive(Debug, Clone)]
@@ -55,6 +58,51 @@ pub struct ServerOptions {
     pub max_message_bytes: usize,
     /// How long a call runs before its liveness notice.
     pub status_delay: Duration,
+    /// How many tool calls run at once; later ones wait their turn in order.
+    pub max_running_calls: usize,
+    /// How many admitted calls may wait for their turn before input stops being read.
+    pub max_waiting_calls: usize,
+    /// How long shutdown may take from the moment admission closes.
+    pub shutdown_timeout: Duration,
+    /// How long a cancelled call's host future keeps being polled so it can clean up.
+    pub cancel_grace: Duration,
+}
+
+impl ServerOptions {
+    /// The defaults, for a server that calls itself `identity`.
+    pub fn new(identity: ServerIdentity) -> Self {
+        ServerOptions {
+            identity,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            status_delay: DEFAULT_STATUS_DELAY,
+            max_running_calls: DEFAULT_MAX_RUNNING_CALLS,
+            max_waiting_calls: DEFAULT_MAX_WAITING_CALLS,
+            shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
+            cancel_grace: DEFAULT_CANCEL_GRACE,
+        }
+    }
+}
+
+/// How serving ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Everything was answered or cancelled, the host shut down and the output drained.
+    Completed,
+    /// The shutdown deadline passed: unwritten output was dropped and the host killed.
+    DeadlineExceeded,
+    /// A second stop request arrived during shutdown: the host was killed at once.
+    Stopped(Stop),
+}
+
+impl Exit {
+    /// The process exit status this ending maps to: 0, 3, or 128 + the signal number.
+    pub fn code(self) -> u8 {
+        match self {
+            Exit::Completed => 0,
+            Exit::DeadlineExceeded => 3,
+            Exit::Stopped(stop) => 128 + stop.signal_number(),
+        }
+    }
 }
 
 /// Why a server could not start.
@@ -86,30 +134,37 @@ pub async fn serve<H, R, W>(
     input: R,
     output: W,
     options: ServerOptions,
-) -> Result<(), ServeError>
+) -> Result<Exit, ServeError>
 where
     H: ToolHost,
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
-    serve_until(host, input, output, options, std::future::pending()).await
+    serve_until(
+        host,
+        input,
+        output,
+        options,
+        futures_util::stream::pending(),
+    )
+    .await
 }
 
-/// As [`serve`], but `stop` completing (a termination signal, say) also ends the server, in the
-/// same orderly way as end of input.
+/// As [`serve`], but each item of `stops` is a stop request (a termination signal, say): the
+/// first ends the server in the same orderly way as end of input, a second one at once.
 pub async fn serve_until<H, R, W>(
     host: H,
     input: R,
     output: W,
     options: ServerOptions,
-    stop: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError>
+    stops: impl Stream<Item = Stop> + Send + Unpin + 'static,
+) -> Result<Exit, ServeError>
 where
     H: ToolHost,
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
-    serve_on(host, Streams::Given(input, output), options, stop).await
+    serve_on(host, Streams::Given(input, output), options, stops).await
 }
 
 /// As [`serve_until`] on this process's stdin and stdout, driven on the runtime without
@@ -118,9 +173,9 @@ where
 pub async fn serve_stdio_until<H: ToolHost>(
     host: H,
     options: ServerOptions,
-    stop: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError> {
-    serve_on(host, Streams::<Stdin, Stdout>::Stdio, options, stop).await
+    stops: impl Stream<Item = Stop> + Send + Unpin + 'static,
+) -> Result<Exit, ServeError> {
+    serve_on(host, Streams::<Stdin, Stdout>::Stdio, options, stops).await
 }
 
 enum Streams<R, W> {
@@ -132,359 +187,96 @@ async fn serve_on<H, R, W>(
     host: H,
     streams: Streams<R, W>,
     options: ServerOptions,
-    stop: impl Future<Output = ()> + Send + 'static,
-) -> Result<(), ServeError>
+    mut stops: impl Stream<Item = Stop> + Send + Unpin + 'static,
+) -> Result<Exit, ServeError>
 where
     H: ToolHost,
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
     let catalog = Catalog::new(host.tools()).map_err(ServeError::Catalog)?;
-    let (inbound_tx, inbound) = mpsc::channel(INBOUND_QUEUE);
-    let (lines, lines_rx) = mpsc::unbounded_channel();
+    let (inbound_tx, inbound) = transport::bounded(INBOUND_LIMITS);
+    let (out, lines) = transport::bounded(OUTBOUND_LIMITS);
     let (terminals_tx, terminals) = mpsc::unbounded_channel();
-    let (closed_tx, closed) = oneshot::channel();
+    let (closed_tx, output_closed) = oneshot::channel();
     let on_closed = move || {
         let _ = closed_tx.send(());
     };
     let limit = options.max_message_bytes;
     let transport = match streams {
         Streams::Given(input, output) => {
-            transport::spawn_streams(input, output, limit, inbound_tx, lines_rx, on_closed)
+            transport::spawn_streams(input, output, limit, inbound_tx, lines, on_closed)
         }
-        Streams::Stdio => transport::spawn_stdio(limit, inbound_tx, lines_rx, on_closed),
+        Streams::Stdio => transport::spawn_stdio(limit, inbound_tx, lines, on_closed),
     }
     .map_err(ServeError::Io)?;
     let host = Arc::new(host);
-    let mut coordinator = Coordinator {
-        session: Session::new(options.identity.clone(), catalog),
-        host: host.clone(),
-        options,
-        lines,
-        terminals: terminals_tx,
-        active: HashMap::new(),
-        held: VecDeque::new(),
-        running: 0,
-        fence_running: false,
+    let shutdown_timeout = options.shutdown_timeout;
+    let session = Session::new(options.identity.clone(), catalog);
+    let coordinator = Coordinator::new(session, host.clone(), options, out, terminals_tx);
+    let (stop_tx, stop) = oneshot::channel();
+    let (began_tx, began) = oneshot::channel::<Instant>();
+    let endings = Endings {
+        terminals,
+        output_closed,
+        stop,
     };
     // The coordinator runs as a task of its own, not on the caller's `block_on` thread, so the
     // calls it spawns start on the same worker without a cross-thread wake-up.
     let coordinator = tokio::spawn(async move {
-        coordinator
-            .run(inbound, terminals, closed, pin!(stop))
-            .await;
+        let began = coordinator.run(inbound, endings).await;
+        let _ = began_tx.send(began);
     });
-    if let Err(panic) = coordinator.await {
-        tracing::error!(%panic, "the coordinator failed");
-    }
-    host.shutdown().await;
-    // The writer ends once every line sender (ours and the finished calls') is gone.
-    transport.finished().await;
-    Ok(())
-}
-
-/// An admitted tool call, running or held behind a fence, until its terminal line is queued.
-struct ActiveCall {
-    token: CancellationToken,
-    fence: bool,
-    held: bool,
-}
-
-struct HeldCall {
-    id: RequestId,
-    fence: bool,
-    start: oneshot::Sender<()>,
-}
-
-struct Coordinator<H> {
-    session: Session,
-    host: Arc<H>,
-    options: ServerOptions,
-    lines: mpsc::UnboundedSender<Vec<u8>>,
-    terminals: mpsc::UnboundedSender<Terminal>,
-    active: HashMap<RequestId, ActiveCall>,
-    held: VecDeque<HeldCall>,
-    running: usize,
-    fence_running: bool,
-}
-
-impl<H: ToolHost> Coordinator<H> {
-    async fn run(
-        &mut self,
-        mut inbound: mpsc::Receiver<Inbound>,
-        mut terminals: mpsc::UnboundedReceiver<Terminal>,
-        mut output_closed: oneshot::Receiver<()>,
-        mut stop: Pin<&mut impl Future<Output = ()>>,
-    ) {
-        let mut admitting = true;
-        let mut output_open = true;
-        loop {
-            if !admitting && self.active.is_empty() {
-                return;
-            }
-            tokio::select! {
-                item = inbound.recv(), if admitting => match item {
-                    Some(item) => self.admit(item),
+    let orderly = async move {
+        if let Err(panic) = coordinator.await {
+            tracing::error!(%panic, "the coordinator failed");
+        }
+    };
+    let mut stop_tx = Some(stop_tx);
+    let mut stops_open = true;
+    let mut began = pin!(began);
+    // Phase one: serving, until admission closes (the coordinator says when).
+    let began = loop {
+        tokio::select! {
+            began = &mut began => break began.unwrap_or_else(|_| Instant::now()),
+            stop = stops.next(), if stops_open => match stop {
+                Some(stop) => match stop_tx.take() {
+                    Some(stop_tx) => {
+                        tracing::debug!(?stop, "stopping");
+                        let _ = stop_tx.send(());
+                    }
                     None => {
-                        tracing::debug!(active = self.active.len(), "end of input: closing admission");
-                        admitting = false;
-                        self.cancel_all();
+                        host.kill();
+                        return Ok(Exit::Stopped(stop));
                     }
                 },
-                Some(terminal) = terminals.recv() => self.complete(terminal),
-                closed = &mut output_closed, if output_open => {
-                    output_open = false;
-                    if closed.is_ok() {
-                        tracing::debug!("output closed: shutting down quietly");
-                        admitting = false;
-                        self.cancel_all();
-                    }
-                }
-                () = &mut stop, if admitting => {
-                    tracing::debug!(active = self.active.len(), "stop requested: closing admission");
-                    admitting = false;
-                    self.cancel_all();
-                }
-            }
-        }
-    }
-
-    fn admit(&mut self, item: Inbound) {
-        let message = match item {
-            Inbound::Message(Ok(message)) => message,
-            Inbound::Message(Err(error)) => {
-                if error.id().is_some_and(|id| self.active.contains_key(id)) {
-                    tracing::debug!(id = ?error.id(), "ignoring a malformed message reusing an active id");
-                    return;
-                }
-                return self.reply(error.into_error_response());
-            }
-            Inbound::Oversized { limit } => {
-                let error = ErrorObject::invalid_request(format!(
-                    "message rejected: a line may hold at most {limit} bytes (set by --max-message-bytes)"
-                ))
-                .with_data(serde_json::json!({ "maxMessageBytes": limit }));
-                return self.reply(Response::error(None, error));
-            }
-        };
-        if let Incoming::Request(request) = &message
-            && self.active.contains_key(&request.id)
-        {
-            tracing::debug!(id = ?request.id, "ignoring a request reusing an active id");
-            return;
-        }
-        match self.session.handle(message) {
-            Action::Reply(response) => self.reply(response),
-            Action::Call(plan) => self.start_call(plan),
-            Action::Cancel(id) => self.cancel(&id),
-            Action::Ignore => {}
-        }
-    }
-
-    /// A direct answer: queued at once, so its id is never active.
-    fn reply(&mut self, response: Response) {
-        let _ = self.lines.send(response.to_line());
-    }
-
-    fn start_call(&mut self, plan: CallPlan) {
-        let fence = plan.execution == Execution::Fence;
-        let token = CancellationToken::new();
-        let must_wait = if fence {
-            self.running > 0 || self.fence_running || !self.held.is_empty()
-        } else {
-            self.fence_running || !self.held.is_empty()
-        };
-        let start = if must_wait {
-            let (tx, rx) = oneshot::channel();
-            self.held.push_back(HeldCall {
-                id: plan.id.clone(),
-                fence,
-                start: tx,
-            });
-            Some(rx)
-        } else {
-            self.running += 1;
-            self.fence_running |= fence;
-            None
-        };
-        self.active.insert(
-            plan.id.clone(),
-            ActiveCall {
-                token: token.clone(),
-                fence,
-                held: must_wait,
+                None => stops_open = false,
             },
-        );
-        let sink = Arc::new(CallSink::new(
-            plan.id.clone(),
-            plan.tool.clone(),
-            plan.progress_token.clone(),
-            plan.log_policy.clone(),
-            self.lines.clone(),
-            self.terminals.clone(),
-        ));
-        let task = CallTask {
-            host: self.host.clone(),
-            identity: self.session.identity().clone(),
-            status_delay: self.options.status_delay,
-            sink,
-            token,
-            cancellable: !fence,
-        };
-        let mut call = Box::pin(task.run(plan, start));
-        // A call that is done on its first poll (most quick tools) answers from here, without a
-        // task switch; anything else continues as a task of its own.
-        if (&mut call).now_or_never().is_none() {
-            tokio::spawn(call);
+        }
+    };
+    // Phase two: the rest of shutdown, within the deadline.
+    let deadline = began + shutdown_timeout;
+    let rest = async {
+        orderly.await;
+        host.shutdown(deadline).await;
+        transport.finished().await;
+    };
+    let second_stop = async {
+        if stops_open && let Some(stop) = stops.next().await {
+            return stop;
+        }
+        std::future::pending().await
+    };
+    tokio::select! {
+        () = rest => Ok(Exit::Completed),
+        () = tokio::time::sleep_until(deadline.into()) => {
+            tracing::warn!("shutdown did not finish within {shutdown_timeout:?}: killing the host and dropping unwritten output");
+            host.kill();
+            Ok(Exit::DeadlineExceeded)
+        }
+        stop = second_stop => {
+            host.kill();
+            Ok(Exit::Stopped(stop))
         }
     }
-
-    fn cancel(&mut self, id: &RequestId) {
-        match self.active.get(id) {
-            Some(call) if call.fence => tracing::debug!(%id, "fences are not cancellable"),
-            Some(call) => {
-                tracing::debug!(%id, "cancelling");
-                call.token.cancel();
-            }
-            None => tracing::debug!(%id, "cancellation for a request that is not a running call"),
-        }
-    }
-
-    fn cancel_all(&mut self) {
-        for call in self.active.values().filter(|call| !call.fence) {
-            call.token.cancel();
-        }
-    }
-
-    /// Retires a finished call, then queues its terminal line: once a client can read the
-    /// answer, the id is free for reuse.
-    fn complete(&mut self, Terminal { id, line }: Terminal) {
-        match self.active.remove(&id) {
-            Some(ActiveCall { held: true, .. }) => {
-                // Cancelled before it started: it was never counted as running.
-                self.held.retain(|h| h.id != id);
-            }
-            Some(ActiveCall { fence, .. }) => {
-                self.running -= 1;
-                self.fence_running &= !fence;
-            }
-            None => {}
-        }
-        if !line.is_empty() {
-            let _ = self.lines.send(line);
-        }
-        self.release_held();
-    }
-
-    /// Starts held calls in admission order, as far as the fence rule allows.
-    fn release_held(&mut self) {
-        while let Some(next) = self.held.front() {
-            let can_start = if next.fence {
-                self.running == 0
-            } else {
-                !self.fence_running
-            };
-            if !can_start {
-                return;
-            }
-            let next = self.held.pop_front().expect("front exists");
-            if let Some(call) = self.active.get_mut(&next.id) {
-                call.held = false;
-            }
-            self.running += 1;
-            self.fence_running |= next.fence;
-            let _ = next.start.send(());
-        }
-    }
-}
-
-struct CallTask<H> {
-    host: Arc<H>,
-    identity: ServerIdentity,
-    status_delay: Duration,
-    sink: Arc<CallSink>,
-    token: CancellationToken,
-    cancellable: bool,
-}
-
-impl<H: ToolHost> CallTask<H> {
-    async fn run(self, plan: CallPlan, start: Option<oneshot::Receiver<()>>) {
-        let path = match plan.status {
-            StatusNotice::WhenSlow => plan
-                .arguments
-                .get("path")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            StatusNotice::Quiet => None,
-        };
-        let mut notice = (plan.status == StatusNotice::WhenSlow && plan.progress_token.is_none())
-            .then(|| Box::pin(tokio::time::sleep(self.status_delay)));
-
-        if let Some(start) = start {
-            // Held behind a fence. A dropped sender means the coordinator is gone: give up.
-            let started = self
-                .wait(start.map(|r| r.is_ok()), &mut notice, path.as_deref())
-                .await;
-            if started != Some(true) {
-                return self.sink.finish(Vec::new());
-            }
-        }
-        let ctx = CallContext::new(self.sink.clone(), self.token.clone());
-        let call = AssertUnwindSafe(self.host.call(&plan.tool, plan.arguments, ctx)).catch_unwind();
-        let line = match self.wait(call, &mut notice, path.as_deref()).await {
-            None => Vec::new(),
-            Some(Ok(result)) => {
-                let mut result = call_tool_result(result);
-                if plan.family == ProtocolFamily::Modern {
-                    self.identity.decorate_modern(&mut result);
-                }
-                Response::ok(plan.id, result).to_line()
-            }
-            Some(Err(panic)) => {
-                let detail = panic_message(panic.as_ref());
-                tracing::error!(id = %plan.id, tool = %plan.tool, %detail, "tool call panicked");
-                let error = ErrorObject::new(
-                    code::INTERNAL_ERROR,
-                    format!("{} failed internally: {detail}", plan.tool),
-                );
-                Response::error(Some(plan.id), error).to_line()
-            }
-        };
-        self.sink.finish(line);
-    }
-
-    /// Drives `work` to completion, or to cancellation (`None`), sending the liveness notice when
-    /// its timer fires first. Work that finishes on its first poll answers even if a cancellation
-    /// raced it (so a quick call sent just before end of input is still answered); after that,
-    /// a cancellation that has happened always wins over work that becomes ready at the same time.
-    async fn wait<T>(
-        &self,
-        work: impl Future<Output = T>,
-        notice: &mut Option<Pin<Box<Sleep>>>,
-        path: Option<&str>,
-    ) -> Option<T> {
-        let mut work = pin!(work);
-        if let Poll::Ready(output) = poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await {
-            return Some(output);
-        }
-        loop {
-            tokio::select! {
-                biased;
-                _ = self.token.cancelled(), if self.cancellable => return None,
-                output = &mut work => return Some(output),
-                _ = async { notice.as_mut().expect("guarded").await }, if notice.is_some() => {
-                    *notice = None;
-                    self.sink.status_notice("running", path);
-                }
-            }
-        }
-    }
-}
-
-fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
-    panic
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| panic.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "a panic without a message".into())
 }

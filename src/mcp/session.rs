@@ -21,12 +21,15 @@
 
 use serde_json::{Map, Value, json};
 
-use super::catalog::{Catalog, Execution, StatusNotice, ToolError, call_tool_result};
+use super::catalog::{Catalog, Execution, ToolError, call_tool_result};
 use super::context::{LogPolicy, SessionLogLevel};
 use super::jsonrpc::{
     ErrorObject, Incoming, Notification, Request, RequestId, Response, kind_of, undeclared,
 };
-use super::protocol::{self, LogLevel, ProtocolFamily, ServerIdentity, meta_key};
+use super::protocol::{
+    self, ClientInfo, ClientName, LogLevel, ProtocolFamily, ServerIdentity, meta_key,
+};
+use super::status::StatusNotice;
 
 /// What the coordinator must do with one message.
 #[derive(Debug)]
@@ -54,8 +57,8 @@ pub struct CallPlan {
     pub progress_token: Option<Value>,
     /// Which logs the call may send.
     pub log_policy: LogPolicy,
-    /// The family whose result envelope the answer gets.
-    pub family: ProtocolFamily,
+    /// Who asked, in which family (whose result envelope the answer gets).
+    pub client: ClientInfo,
     /// Scheduling class.
     pub execution: Execution,
     /// Liveness notice policy.
@@ -77,6 +80,8 @@ pub struct Session {
     family: Option<ProtocolFamily>,
     lifecycle: Lifecycle,
     session_log_level: SessionLogLevel,
+    /// The name a legacy client gave in `initialize`.
+    legacy_client: Option<ClientName>,
 }
 
 type Answer = Result<Outcome, ErrorObject>;
@@ -95,12 +100,8 @@ impl Session {
             family: None,
             lifecycle: Lifecycle::Fresh,
             session_log_level: SessionLogLevel::new(LogLevel::Debug),
+            legacy_client: None,
         }
-    }
-
-    /// The family the transport is locked to, if any.
-    pub fn family(&self) -> Option<ProtocolFamily> {
-        self.family
     }
 
     /// The server identity results are decorated with.
@@ -193,6 +194,10 @@ impl Session {
         }
         let meta = protocol::validate_modern_meta(params.get("_meta").and_then(Value::as_object))?;
         let log_policy = LogPolicy::Request(meta.log_level);
+        let client = ClientInfo {
+            family: ProtocolFamily::Modern,
+            name: meta.client,
+        };
         let mut answer = match method {
             "server/discover" => {
                 closed(method, &params, &["_meta"])?;
@@ -204,7 +209,7 @@ impl Session {
             }
             "tools/call" => {
                 self.family = Some(ProtocolFamily::Modern);
-                self.tools_call(id, params, ProtocolFamily::Modern, log_policy)
+                self.tools_call(id, params, client, log_policy)
             }
             _ => Err(ErrorObject::method_not_found(
                 method,
@@ -212,7 +217,7 @@ impl Session {
             )),
         };
         if let Ok(Outcome::Result(result)) = &mut answer {
-            self.identity.decorate_modern(result);
+            self.identity.envelope(ProtocolFamily::Modern, result);
         }
         answer
     }
@@ -232,7 +237,7 @@ impl Session {
         }
         match (method, self.lifecycle) {
             ("initialize", Lifecycle::Fresh) => {
-                validate_initialize(&params)?;
+                self.legacy_client = Some(validate_initialize(&params)?);
                 self.lifecycle = Lifecycle::AwaitingInitialized;
                 self.family = Some(ProtocolFamily::Legacy);
                 Ok(Outcome::Result(self.identity.initialize_result()))
@@ -263,7 +268,11 @@ impl Session {
             ("tools/list", _) => self.tools_list(&params, ProtocolFamily::Legacy),
             ("tools/call", _) => {
                 let policy = LogPolicy::Session(self.session_log_level.clone());
-                self.tools_call(id, params, ProtocolFamily::Legacy, policy)
+                let client = ClientInfo {
+                    family: ProtocolFamily::Legacy,
+                    name: self.legacy_client.clone(),
+                };
+                self.tools_call(id, params, client, policy)
             }
             _ => Err(ErrorObject::method_not_found(
                 method,
@@ -290,7 +299,7 @@ impl Session {
         &self,
         id: &RequestId,
         mut params: Map<String, Value>,
-        family: ProtocolFamily,
+        client: ClientInfo,
         log_policy: LogPolicy,
     ) -> Answer {
         if params.contains_key("inputResponses") || params.contains_key("requestState") {
@@ -344,10 +353,8 @@ impl Session {
             }
         };
         if let Err(error) = tool.schema.check(&name, &arguments) {
-            let mut result = call_tool_result(Err(ToolError::invalid_input(error)));
-            if family == ProtocolFamily::Modern {
-                self.identity.decorate_modern(&mut result);
-            }
+            // Answered here; `modern` gives it the modern envelope like any direct result.
+            let result = call_tool_result(Err(ToolError::invalid_input(error)));
             return Ok(Outcome::Result(result));
         }
         Ok(Outcome::Call(CallPlan {
@@ -356,7 +363,7 @@ impl Session {
             arguments,
             progress_token,
             log_policy,
-            family,
+            client,
             execution: tool.spec.execution,
             status: tool.spec.status,
         }))
@@ -382,7 +389,7 @@ fn closed(method: &str, params: &Map<String, Value>, allowed: &[&str]) -> Result
     }
 }
 
-fn validate_initialize(params: &Map<String, Value>) -> Result<(), ErrorObject> {
+fn validate_initialize(params: &Map<String, Value>) -> Result<ClientName, ErrorObject> {
     closed(
         "initialize",
         params,
@@ -398,15 +405,12 @@ fn validate_initialize(params: &Map<String, Value>) -> Result<(), ErrorObject> {
             "initialize requires a capabilities object",
         ));
     }
-    let info = params.get("clientInfo");
-    let names_itself = info.is_some_and(|info| {
-        info.get("name").is_some_and(Value::is_string)
-            && info.get("version").is_some_and(Value::is_string)
-    });
-    if !names_itself {
-        return Err(ErrorObject::invalid_params(
-            "initialize requires clientInfo with string name and version",
-        ));
-    }
-    Ok(())
+    params
+        .get("clientInfo")
+        .and_then(protocol::client_name)
+        .ok_or_else(|| {
+            ErrorObject::invalid_params(
+                "initialize requires clientInfo with string name and version",
+            )
+        })
 }

@@ -73,14 +73,14 @@ impl Server {
         let (output_r, output_w) = io::pipe().expect("output pipe");
         let host = host::TestHost::new(gates.path().to_path_buf(), None);
         let options = ServerOptions {
-            identity: ServerIdentity {
-                name: "properties".into(),
-                version: "0.0.0".into(),
-                instructions: None,
-            },
             max_message_bytes: 1 << 20,
             // No liveness notices: gate calls wait as long as the test wants.
             status_delay: Duration::from_secs(3600),
+            ..ServerOptions::new(ServerIdentity {
+                name: "properties".into(),
+                version: "0.0.0".into(),
+                instructions: None,
+            })
         };
         let (done_tx, done) = mpsc::channel();
         thread::spawn(move || {
@@ -91,6 +91,7 @@ impl Server {
                 .expect("runtime");
             let result = runtime
                 .block_on(serve(host, input_r, output_w, options))
+                .map(|_| ())
                 .map_err(|e| e.to_string());
             let _ = done_tx.send(result);
         });

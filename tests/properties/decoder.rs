@@ -2,7 +2,7 @@
 //! errors exactly for non-JSON, answers every rejection with one `id`-correct error line, and
 //! `decode_value` agrees with `decode` on the same JSON.
 
-use lean_beam_mcp::mcp::jsonrpc::{self, DecodeError, Incoming, RequestId, code};
+use lean_beam_mcp::mcp::{DecodeError, Incoming, RequestId, code, decode, decode_value};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Value, json};
@@ -100,19 +100,19 @@ proptest! {
             arb_mangled_json(),
         ]
     ) {
-        let decoded = jsonrpc::decode(&bytes);
+        let decoded = decode(&bytes);
         check_decoded(&bytes, &decoded)?;
     }
 
     #[test]
     fn decode_value_never_panics_and_agrees_with_decode(value in arb_message_json()) {
         let text = value.to_string();
-        let from_text = jsonrpc::decode(text.as_bytes());
+        let from_text = decode(text.as_bytes());
         check_decoded(text.as_bytes(), &from_text)?;
         let reparsed: Value = serde_json::from_str(&text).expect("a JSON text");
         // The strategy only makes numbers that survive a text round trip.
         prop_assume!(reparsed == value);
-        let from_value = jsonrpc::decode_value(value.clone());
+        let from_value = decode_value(value.clone());
         check_accepted(&value, &from_value)?;
         prop_assert_eq!(from_text, from_value);
     }

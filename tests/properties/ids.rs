@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use lean_beam_mcp::mcp::jsonrpc::{self, DecodeError, ErrorObject, Incoming, RequestId, Response};
+use lean_beam_mcp::mcp::{DecodeError, ErrorObject, Incoming, RequestId, Response, decode};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 use serde_json::{Value, json};
@@ -37,7 +37,7 @@ fn check_id_round_trip(raw: &Value) -> Result<(), TestCaseError> {
     prop_assert_eq!(&envelope["id"], raw);
 
     let request = json!({"jsonrpc": "2.0", "id": raw, "method": "ping"}).to_string();
-    match jsonrpc::decode(request.as_bytes()) {
+    match decode(request.as_bytes()) {
         Ok(Incoming::Request(request)) => prop_assert_eq!(request.id, id),
         other => prop_assert!(false, "not a request: {other:?}"),
     }

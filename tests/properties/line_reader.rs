@@ -4,8 +4,8 @@
 
 use std::io::{self, Read};
 
-use lean_beam_mcp::mcp::jsonrpc::{self, DecodeError, Incoming};
 use lean_beam_mcp::mcp::transport::{Inbound, LineReader};
+use lean_beam_mcp::mcp::{DecodeError, Incoming, decode};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -77,7 +77,7 @@ fn check_against_lines(data: &[u8], limit: usize, items: &[Item]) -> Result<(), 
     for (n, raw) in data.split(|b| *b == b'\n').enumerate() {
         let content = raw.strip_suffix(b"\r").unwrap_or(raw);
         let blank = content.iter().all(u8::is_ascii_whitespace);
-        let message = Item::Message(jsonrpc::decode(content));
+        let message = Item::Message(decode(content));
         let mut next = Vec::new();
         for &at in &reached {
             let item = items.get(at);

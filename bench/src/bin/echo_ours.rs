@@ -7,13 +7,12 @@
 //! not a special path.
 
 use std::process::ExitCode;
-use std::time::Duration;
 
 use lean_beam_mcp::lean::server_identity;
-use lean_beam_mcp::mcp::transport::{log_to_stderr, termination};
+use lean_beam_mcp::mcp::transport::{log_to_stderr, termination_signals};
 use lean_beam_mcp::mcp::{
-    CallContext, DEFAULT_MAX_MESSAGE_BYTES, Execution, ServerOptions, StatusNotice,
-    ToolAnnotations, ToolError, ToolHost, ToolResult, ToolSpec, serve_stdio_until,
+    CallContext, Execution, ServerOptions, StatusNotice, ToolAnnotations, ToolError, ToolHost,
+    ToolResult, ToolSpec, serve_stdio_until,
 };
 use serde_json::{Value, json};
 
@@ -51,11 +50,7 @@ impl ToolHost for EchoHost {
 
 fn main() -> ExitCode {
     log_to_stderr();
-    let options = ServerOptions {
-        identity: server_identity(),
-        max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-        status_delay: Duration::from_millis(2000),
-    };
+    let options = ServerOptions::new(server_identity());
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -66,9 +61,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let served = runtime.block_on(serve_stdio_until(EchoHost, options, termination()));
+    let served = runtime.block_on(async {
+        // Installed before anything is read: see `termination_signals`.
+        let stops = termination_signals();
+        serve_stdio_until(EchoHost, options, stops).await
+    });
+    runtime.shutdown_background();
     match served {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(exit) => ExitCode::from(exit.code()),
         Err(e) => {
             eprintln!("bench-echo-ours: {e}");
             ExitCode::FAILURE

@@ -31,8 +31,9 @@ pub enum Inbound {
 /// What a [`LineFramer`] has next.
 #[derive(Debug)]
 pub enum Framed {
-    /// A line, decoded or reported oversized.
-    Inbound(Inbound),
+    /// A line, decoded or reported oversized, and how many bytes of input it held (what it
+    /// counts against the inbound queue; an oversized line held none).
+    Inbound(Inbound, usize),
     /// Nothing until more bytes arrive: fill [`LineFramer::spare`], then
     /// [`LineFramer::commit`] (or [`LineFramer::mark_eof`] when the input has ended).
     NeedInput,
@@ -78,10 +79,10 @@ impl LineFramer {
                 self.start = newline + 1;
                 self.scanned = self.start;
                 if std::mem::take(&mut self.discarding) {
-                    return Framed::Inbound(Inbound::Oversized { limit: self.limit });
+                    return Framed::Inbound(Inbound::Oversized { limit: self.limit }, 0);
                 }
                 match self.line(line_start, newline) {
-                    Some(inbound) => return Framed::Inbound(inbound),
+                    Some(inbound) => return Framed::Inbound(inbound, newline - line_start),
                     None => continue,
                 }
             }
@@ -98,10 +99,10 @@ impl LineFramer {
             let (start, end) = (self.start, self.end);
             self.start = end;
             if std::mem::take(&mut self.discarding) {
-                return Framed::Inbound(Inbound::Oversized { limit: self.limit });
+                return Framed::Inbound(Inbound::Oversized { limit: self.limit }, 0);
             }
             return match (start < end).then(|| self.line(start, end)).flatten() {
-                Some(inbound) => Framed::Inbound(inbound),
+                Some(inbound) => Framed::Inbound(inbound, end - start),
                 None => Framed::End,
             };
         }
@@ -174,9 +175,14 @@ impl<R: Read> LineReader<R> {
 
     /// The next message, or `None` at end of input (a read error counts as the end).
     pub fn next_inbound(&mut self) -> Option<Inbound> {
+        self.next_sized().map(|(inbound, _)| inbound)
+    }
+
+    /// As [`Self::next_inbound`], with the number of input bytes the line held.
+    pub fn next_sized(&mut self) -> Option<(Inbound, usize)> {
         loop {
             match self.framer.next_frame() {
-                Framed::Inbound(inbound) => return Some(inbound),
+                Framed::Inbound(inbound, bytes) => return Some((inbound, bytes)),
                 Framed::End => return None,
                 Framed::NeedInput => self.fill(),
             }

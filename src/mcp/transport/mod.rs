@@ -3,13 +3,15 @@
 //!
 //! Contract:
 //! 1. Reading: [`LineFramer`] frames every input, whatever drives it (see `framing`). Decoded
-//!    lines go into a bounded channel; the channel closing is the end-of-input signal, and a
-//!    dropped receiver stops the reader.
+//!    lines go into the inbound [`queue`], bounded by items and by the bytes of the lines they
+//!    came from; the reader waits for room before each line, so when the coordinator stops
+//!    taking messages, stdin stops being read and the client's writes block (backpressure). The
+//!    queue closing is the end-of-input signal, and a dropped receiver stops the reader.
 //! 2. Writing: one writer per server is the only code that writes the output. Lines go out in
 //!    the order they were queued, in batches of at most `MAX_BATCH` (1024), flushed whenever the
-//!    queue runs dry. The first write failure (the client closed our stdout) is reported once;
-//!    later lines are discarded, so no sender ever blocks. The queue is unbounded: a client that
-//!    stops reading never stalls the coordinator.
+//!    queue runs dry. The outbound queue is bounded too (see `queue`): the coordinator reads no
+//!    new message while it is full. The first write failure (the client closed our stdout) is
+//!    reported once; later lines are discarded, so a dead output never holds anything up.
 //! 3. Driving: [`spawn_streams`] runs any [`Read`]/[`Write`] pair on two threads. [`spawn_stdio`]
 //!    drives stdin and stdout on the runtime, without threads, when each is a pipe or a Unix
 //!    socket (the normal case under an MCP client, on Unix), and on a thread otherwise.
@@ -18,17 +20,26 @@ mod framing;
 mod logging;
 #[cfg(unix)]
 mod pipes;
+mod queue;
 mod signal;
 mod threads;
 
 use std::io::{self, Read, Write};
 
-use tokio::sync::mpsc::{Sender, UnboundedReceiver};
-
 pub use framing::{Framed, Inbound, LineFramer, LineReader};
 pub use logging::log_to_stderr;
-pub use signal::termination;
+pub use queue::{QueueLimits, QueueReceiver, QueueSender, bounded};
+pub use signal::{Stop, termination_signals};
 pub use threads::{spawn_reader, spawn_writer};
+
+/// What the reader feeds the coordinator.
+pub type InboundSender = QueueSender<Inbound>;
+/// What the coordinator reads messages from.
+pub type InboundReceiver = QueueReceiver<Inbound>;
+/// What the server queues output lines on.
+pub type OutboundSender = QueueSender<Vec<u8>>;
+/// What the writer takes output lines from.
+pub type OutboundReceiver = QueueReceiver<Vec<u8>>;
 
 /// The writer's buffer.
 const WRITE_BUFFER: usize = 64 * 1024;
@@ -74,8 +85,8 @@ pub fn spawn_streams<R, W>(
     input: R,
     output: W,
     limit: usize,
-    inbound: Sender<Inbound>,
-    lines: UnboundedReceiver<Vec<u8>>,
+    inbound: InboundSender,
+    lines: OutboundReceiver,
     on_closed: impl FnOnce() + Send + 'static,
 ) -> io::Result<Transport>
 where
@@ -100,8 +111,8 @@ where
 /// non-blocking descriptor.
 pub fn spawn_stdio(
     limit: usize,
-    inbound: Sender<Inbound>,
-    lines: UnboundedReceiver<Vec<u8>>,
+    inbound: InboundSender,
+    lines: OutboundReceiver,
     on_closed: impl FnOnce() + Send + 'static,
 ) -> io::Result<Transport> {
     #[cfg(unix)]
@@ -115,12 +126,9 @@ pub fn spawn_stdio(
 }
 
 /// One batch of queued lines: `first`, then those already queued, at most [`MAX_BATCH`] in all.
-fn write_batch(
-    first: Vec<u8>,
-    lines: &mut UnboundedReceiver<Vec<u8>>,
-) -> impl Iterator<Item = Vec<u8>> + '_ {
+fn write_batch(first: Vec<u8>, lines: &mut OutboundReceiver) -> impl Iterator<Item = Vec<u8>> + '_ {
     std::iter::once(first)
-        .chain(std::iter::from_fn(|| lines.try_recv().ok()))
+        .chain(std::iter::from_fn(|| lines.try_recv()))
         .take(MAX_BATCH)
 }
 

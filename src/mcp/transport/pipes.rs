@@ -19,17 +19,19 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufWriter};
 use tokio::net::UnixStream;
 use tokio::net::unix::pipe;
-use tokio::sync::mpsc::{Sender, UnboundedReceiver};
 use tokio::task::JoinHandle;
 
-use super::framing::{Framed, Inbound, LineFramer};
-use super::{OutputState, Transport, WRITE_BUFFER, Writer, threads, write_batch};
+use super::framing::{Framed, LineFramer};
+use super::{
+    InboundSender, OutboundReceiver, OutputState, Transport, WRITE_BUFFER, Writer, threads,
+    write_batch,
+};
 
 /// See [`super::spawn_stdio`].
 pub(super) fn spawn_stdio(
     limit: usize,
-    inbound: Sender<Inbound>,
-    lines: UnboundedReceiver<Vec<u8>>,
+    inbound: InboundSender,
+    lines: OutboundReceiver,
     on_closed: impl FnOnce() + Send + 'static,
 ) -> io::Result<Transport> {
     let reader = match open(io::stdin().as_fd(), pipe::Receiver::from_file)? {
@@ -120,7 +122,7 @@ fn restore(end: impl Blocking) {
     }
 }
 
-fn spawn_reader<R>(mut input: R, limit: usize, inbound: Sender<Inbound>) -> JoinHandle<()>
+fn spawn_reader<R>(mut input: R, limit: usize, inbound: InboundSender) -> JoinHandle<()>
 where
     R: AsyncRead + Blocking + Unpin + Send + 'static,
 {
@@ -133,7 +135,7 @@ where
 
 fn spawn_writer<W>(
     output: W,
-    lines: UnboundedReceiver<Vec<u8>>,
+    lines: OutboundReceiver,
     on_closed: impl FnOnce() + Send + 'static,
 ) -> JoinHandle<()>
 where
@@ -143,13 +145,18 @@ where
 }
 
 /// Delivers `input`'s lines into `inbound` until end of input (a read error counts as the end)
-/// or until the receiver is dropped.
-async fn read_lines<R: AsyncRead + Unpin>(input: &mut R, limit: usize, inbound: &Sender<Inbound>) {
+/// or until the receiver is dropped; reads nothing more while the queue is full.
+async fn read_lines<R: AsyncRead + Unpin>(input: &mut R, limit: usize, inbound: &InboundSender) {
     let mut framer = LineFramer::new(limit);
     loop {
         match framer.next_frame() {
-            Framed::Inbound(item) => {
-                if inbound.send(item).await.is_err() {
+            Framed::Inbound(item, bytes) => {
+                tokio::select! {
+                    biased;
+                    () = inbound.closed() => return,
+                    () = inbound.ready() => {}
+                }
+                if !inbound.push(item, bytes) {
                     return;
                 }
             }
@@ -177,7 +184,7 @@ async fn read_lines<R: AsyncRead + Unpin>(input: &mut R, limit: usize, inbound: 
 /// The single writer, as a task: until every line sender is dropped; returns the output.
 async fn write_lines<W: AsyncWrite + Unpin>(
     output: W,
-    mut lines: UnboundedReceiver<Vec<u8>>,
+    mut lines: OutboundReceiver,
     on_closed: impl FnOnce(),
 ) -> W {
     let mut out = BufWriter::with_capacity(WRITE_BUFFER, output);

@@ -9,11 +9,10 @@ use std::time::Duration;
 
 use proptest::prelude::*;
 use tokio::io::{AsyncReadExt, ReadBuf};
-use tokio::sync::mpsc;
 
 use super::*;
-use crate::mcp::transport::LineReader;
 use crate::mcp::transport::framing::tests::describe;
+use crate::mcp::transport::{LineReader, QueueLimits, bounded};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -57,9 +56,21 @@ fn blocking(data: &[u8], limit: usize) -> Vec<String> {
         .collect()
 }
 
+/// A queue of one item, so that a reader also waits on a full queue.
+const ONE: QueueLimits = QueueLimits {
+    items: 1,
+    bytes: usize::MAX,
+};
+
+/// Queues for the writer that never make a producer wait.
+const ROOMY: QueueLimits = QueueLimits {
+    items: usize::MAX,
+    bytes: usize::MAX,
+};
+
 /// What the task reader delivers, through a queue of one so that it also waits on a full queue.
 async fn on_the_runtime(mut input: impl AsyncRead + Unpin, limit: usize) -> Vec<String> {
-    let (tx, mut rx) = mpsc::channel(1);
+    let (tx, mut rx) = bounded(ONE);
     let reading = async move { read_lines(&mut input, limit, &tx).await };
     let collecting = async {
         let mut items = Vec::new();
@@ -140,7 +151,7 @@ fn the_task_reader_reads_a_real_pipe_to_its_end() {
 fn the_task_reader_stops_when_the_receiver_is_dropped() {
     runtime().block_on(async {
         let (_tx, mut rx) = pipe::pipe().expect("pipe");
-        let (inbound, receiver) = mpsc::channel(1);
+        let (inbound, receiver) = bounded(ONE);
         let reading = tokio::spawn(async move { read_lines(&mut rx, 64, &inbound).await });
         drop(receiver);
         tokio::time::timeout(Duration::from_secs(5), reading)
@@ -154,14 +165,18 @@ fn the_task_reader_stops_when_the_receiver_is_dropped() {
 fn the_task_writer_writes_in_order_and_flushes_when_the_queue_runs_dry() {
     runtime().block_on(async {
         let (tx, mut rx) = pipe::pipe().expect("pipe");
-        let (lines, queue) = mpsc::unbounded_channel();
+        let (lines, queue) = bounded(ROOMY);
         let writer = tokio::spawn(async move {
             drop(write_lines(tx, queue, || panic!("not closed")).await);
         });
         let mut got = vec![0u8; 64];
         for round in 0..3u8 {
             // One line and no more: it must reach the pipe without waiting for company.
-            lines.send(vec![b'a' + round, b'\n']).unwrap();
+            {
+                let line: Vec<u8> = vec![b'a' + round, b'\n'];
+                let n = line.len();
+                assert!(lines.push(line, n));
+            }
             let n = tokio::time::timeout(Duration::from_secs(5), rx.read(&mut got))
                 .await
                 .expect("flushed while the queue is dry")
@@ -169,7 +184,11 @@ fn the_task_writer_writes_in_order_and_flushes_when_the_queue_runs_dry() {
             assert_eq!(&got[..n], &[b'a' + round, b'\n']);
         }
         for n in 0..3000u32 {
-            lines.send(format!("{n}\n").into_bytes()).unwrap();
+            {
+                let line: Vec<u8> = format!("{n}\n").into_bytes();
+                let n = line.len();
+                assert!(lines.push(line, n));
+            }
         }
         drop(lines);
         let mut all = String::new();
@@ -186,13 +205,17 @@ fn the_task_writer_reports_a_closed_output_once_and_keeps_draining() {
         let (tx, rx) = pipe::pipe().expect("pipe");
         drop(rx);
         let closed = Arc::new(AtomicUsize::new(0));
-        let (lines, queue) = mpsc::unbounded_channel();
+        let (lines, queue) = bounded(ROOMY);
         let counter = closed.clone();
         let writer = tokio::spawn(write_lines(tx, queue, move || {
             counter.fetch_add(1, Ordering::SeqCst);
         }));
         for _ in 0..10 {
-            lines.send(b"{}\n".to_vec()).unwrap();
+            {
+                let line: Vec<u8> = b"{}\n".to_vec();
+                let n = line.len();
+                assert!(lines.push(line, n));
+            }
             tokio::task::yield_now().await;
         }
         drop(lines);
@@ -205,12 +228,16 @@ fn the_task_writer_reports_a_closed_output_once_and_keeps_draining() {
 fn a_stalled_client_parks_the_writer_not_the_runtime() {
     runtime().block_on(async {
         let (tx, _rx) = pipe::pipe().expect("pipe");
-        let (lines, queue) = mpsc::unbounded_channel();
+        let (lines, queue) = bounded(ROOMY);
         let writer = tokio::spawn(write_lines(tx, queue, || {}));
         // Far more than a pipe holds; nobody reads. Senders never wait, and on this
         // single-threaded runtime other work still runs.
         for _ in 0..64 {
-            lines.send(vec![b'x'; 64 * 1024]).unwrap();
+            {
+                let line: Vec<u8> = vec![b'x'; 64 * 1024];
+                let n = line.len();
+                assert!(lines.push(line, n));
+            }
             tokio::task::yield_now().await;
         }
         let other = tokio::spawn(async { 42 });

@@ -1,32 +1,49 @@
 //! The blocking drivers: a [`LineReader`] and the single writer, each on a thread of its own.
 //!
 //! Contract: for any [`Read`]/[`Write`] pair (in-memory streams, a terminal, a regular file, or
-//! stdio where the runtime cannot drive it). The reader delivers into a bounded channel until end
-//! of input or until the receiver is dropped; the writer follows the module's writing rules
+//! stdio where the runtime cannot drive it). The reader delivers into the bounded inbound queue,
+//! waiting for room before it reads on, until end of input or until the receiver is dropped; the
+//! writer follows the module's writing rules
 //! (batching, flushing when the queue runs dry, one closed-output report) until every line
 //! sender is dropped. Blocking calls on threads of their own never hold up the runtime.
 
 use std::io::{self, BufWriter, Read, Write};
 use std::thread;
 
-use tokio::sync::mpsc::{Sender, UnboundedReceiver};
+use tokio::runtime::Handle;
 
-use super::framing::{Inbound, LineReader};
-use super::{OutputState, WRITE_BUFFER, write_batch};
+use super::framing::LineReader;
+use super::{InboundSender, OutboundReceiver, OutputState, WRITE_BUFFER, write_batch};
 
 /// Runs a [`LineReader`] on its own thread, delivering into `inbound` until end of input or
-/// until the receiver is dropped. The channel closing is the end-of-input signal.
+/// until the receiver is dropped. The queue closing is the end-of-input signal.
+///
+/// Must be called inside a Tokio runtime: the thread waits for room in the queue through it.
 pub fn spawn_reader<R: Read + Send + 'static>(
     input: R,
     limit: usize,
-    inbound: Sender<Inbound>,
+    inbound: InboundSender,
 ) -> io::Result<thread::JoinHandle<()>> {
+    let runtime = Handle::current();
     thread::Builder::new()
         .name("mcp-stdin".into())
         .spawn(move || {
             let mut reader = LineReader::new(input, limit);
-            while let Some(item) = reader.next_inbound() {
-                if inbound.blocking_send(item).is_err() {
+            loop {
+                // Room first, then the next line: a full queue leaves the input unread.
+                let gone = runtime.block_on(async {
+                    tokio::select! {
+                        () = inbound.ready() => false,
+                        () = inbound.closed() => true,
+                    }
+                });
+                if gone {
+                    return;
+                }
+                let Some((item, bytes)) = reader.next_sized() else {
+                    return;
+                };
+                if !inbound.push(item, bytes) {
                     return;
                 }
             }
@@ -40,7 +57,7 @@ pub fn spawn_reader<R: Read + Send + 'static>(
 /// later lines are discarded so that senders never block on a dead pipe.
 pub fn spawn_writer<W: Write + Send + 'static>(
     output: W,
-    mut lines: UnboundedReceiver<Vec<u8>>,
+    mut lines: OutboundReceiver,
     on_closed: impl FnOnce() + Send + 'static,
 ) -> io::Result<thread::JoinHandle<()>> {
     thread::Builder::new()

@@ -1,0 +1,138 @@
+//! One admitted tool call, from admission to its terminal line, as a task of its own.
+//!
+//! Contract:
+//! 1. A call that must wait for its turn (behind a fence, or the bound on running calls) waits
+//!    for the coordinator's start signal; a dropped signal (cancelled while waiting, or the
+//!    server is gone) ends it with nothing written.
+//! 2. The host's future is built and polled under `catch_unwind`: a host that panics, whether
+//!    while building the future or while it runs, answers -32603 and the server keeps serving.
+//! 3. A call that completes on its first poll answers even if a cancellation raced it (so a
+//!    quick call sent just before end of input is still answered); after that a cancellation
+//!    that has happened always wins: the sink is closed at once (nothing more is written), the
+//!    host's future is polled for at most the cancellation grace so it can clean up, and then
+//!    the call ends with an empty terminal line. Fences are never cancelled.
+//! 4. Without a progress token, a [`StatusNotice::WhenSlow`] call still unanswered after the
+//!    status delay (waiting for its turn included) gets its liveness notice.
+
+use std::future::{Future, poll_fn};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::{Pin, pin};
+use std::sync::Arc;
+use std::task::Poll;
+use std::time::Duration;
+
+use futures_util::FutureExt;
+use serde_json::Value;
+use tokio::sync::oneshot;
+use tokio::time::Sleep;
+use tokio_util::sync::CancellationToken;
+
+use super::catalog::{ToolHost, call_tool_result};
+use super::context::{CallContext, CallSink};
+use super::jsonrpc::{ErrorObject, RequestId, Response, code};
+use super::protocol::{ProtocolFamily, ServerIdentity};
+use super::status::StatusNotice;
+
+/// Everything a call's task needs.
+pub(crate) struct CallTask<H> {
+    pub(crate) host: Arc<H>,
+    pub(crate) identity: ServerIdentity,
+    pub(crate) id: RequestId,
+    pub(crate) tool: String,
+    pub(crate) family: ProtocolFamily,
+    pub(crate) status: StatusNotice,
+    pub(crate) status_delay: Duration,
+    pub(crate) cancel_grace: Duration,
+    pub(crate) sink: Arc<CallSink>,
+    pub(crate) token: CancellationToken,
+    pub(crate) cancellable: bool,
+}
+
+impl<H: ToolHost> CallTask<H> {
+    /// Runs the call to its end and hands its terminal line to the coordinator.
+    pub(crate) async fn run(self, arguments: Value, start: Option<oneshot::Receiver<()>>) {
+        let timed = self.status.timed(self.sink.has_progress_token());
+        let mut notice = timed.then(|| Box::pin(tokio::time::sleep(self.status_delay)));
+        if let Some(start) = start {
+            let started = self.wait(start.map(|r| r.is_ok()), &mut notice).await;
+            if started != Some(true) {
+                return self.sink.finish(Vec::new());
+            }
+        }
+        let ctx = CallContext::new(self.sink.clone(), self.token.clone());
+        let built = catch_unwind(AssertUnwindSafe(|| {
+            self.host.call(&self.tool, arguments, ctx)
+        }));
+        let line = match built {
+            Err(panic) => self.panicked(panic.as_ref()),
+            Ok(call) => match self
+                .wait(AssertUnwindSafe(call).catch_unwind(), &mut notice)
+                .await
+            {
+                None => Vec::new(),
+                Some(Err(panic)) => self.panicked(panic.as_ref()),
+                Some(Ok(result)) => {
+                    let mut result = call_tool_result(result);
+                    self.identity.envelope(self.family, &mut result);
+                    Response::ok(self.id.clone(), result).to_line()
+                }
+            },
+        };
+        self.sink.finish(line);
+    }
+
+    fn panicked(&self, panic: &(dyn std::any::Any + Send)) -> Vec<u8> {
+        let error = internal_error(&self.tool, &self.id, panic);
+        Response::error(Some(self.id.clone()), error).to_line()
+    }
+
+    /// Drives `work` to completion, or to cancellation (`None`), sending the liveness notice when
+    /// its timer fires first (see the contract for how a cancellation wins).
+    async fn wait<T>(
+        &self,
+        work: impl Future<Output = T>,
+        notice: &mut Option<Pin<Box<Sleep>>>,
+    ) -> Option<T> {
+        let mut work = pin!(work);
+        if let Poll::Ready(output) = poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await {
+            return Some(output);
+        }
+        loop {
+            tokio::select! {
+                biased;
+                _ = self.token.cancelled(), if self.cancellable => break,
+                output = &mut work => return Some(output),
+                _ = async { notice.as_mut().expect("guarded").await }, if notice.is_some() => {
+                    *notice = None;
+                    self.sink.status_notice();
+                }
+            }
+        }
+        self.sink.close();
+        // The host saw the cancellation through its context; let it clean up, for a while.
+        let _ = tokio::time::timeout(self.cancel_grace, work).await;
+        None
+    }
+}
+
+/// The -32603 a call answers when the host panicked (and the log of it).
+pub(crate) fn internal_error(
+    tool: &str,
+    id: &RequestId,
+    panic: &(dyn std::any::Any + Send),
+) -> ErrorObject {
+    let detail = panic_message(panic);
+    tracing::error!(%id, %tool, %detail, "tool call panicked");
+    ErrorObject::new(
+        code::INTERNAL_ERROR,
+        format!("{tool} failed internally: {detail}"),
+    )
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".into())
+}
