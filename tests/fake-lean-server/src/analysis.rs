@@ -1,0 +1,359 @@
+//! Everything the fake derives from one document version, computed once per version and shared
+//! (behind an `Arc`) by the request handlers and the elaboration thread: the outline, the
+//! directives, the tactic blocks and the elaboration plan — one [`Step`] per command, holding
+//! the diagnostics that command reports (README "Diagnostics") and the gate, slow and crash
+//! directives that apply to it.
+
+use crate::directives::{self, Directive};
+use crate::goals::{self, Goal};
+use crate::lexer::{self, Lexed};
+use crate::outline::{self, CmdKind, Decl, Outline};
+use crate::tactics::{self, Hooks, TacticBlock};
+use crate::text::Text;
+use serde_json::{Value, json};
+
+/// How a crash directive ends the worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CrashKind {
+    /// Killed by a signal (SIGABRT): `-32902` WorkerCrashed.
+    Signal,
+    /// Exit code 1 (uncaught exception): `-32901` WorkerExited.
+    Exit1,
+}
+
+#[derive(Clone, Debug)]
+pub struct Crash {
+    pub kind: CrashKind,
+    pub once: bool,
+}
+
+/// One command's share of elaboration.
+#[derive(Clone, Debug, Default)]
+pub struct Step {
+    pub first_line: u32,
+    pub last_line: u32,
+    pub gates: Vec<String>,
+    pub slow_ms: u64,
+    pub crash: Option<Crash>,
+    /// Diagnostics this command reports (silent ones carry `"isSilent": true`).
+    pub messages: Vec<Value>,
+}
+
+#[derive(Clone, Debug, Default)]
+pub struct DocFlags {
+    /// `hang` directives: methods whose requests are never answered (empty: every request).
+    pub hang: Option<Vec<String>>,
+    pub watchdog_exit: Option<String>,
+    pub setup_lines: Vec<String>,
+    pub stale_imports: bool,
+    pub setup_fail: Option<String>,
+}
+
+pub struct Analysis {
+    pub text: Text,
+    pub lexed: Lexed,
+    pub outline: Outline,
+    pub directives: Vec<Directive>,
+    /// Tactic blocks with the index of their declaration.
+    pub blocks: Vec<(usize, TacticBlock)>,
+    pub steps: Vec<Step>,
+    pub flags: DocFlags,
+}
+
+impl Analysis {
+    pub fn new(text: Text) -> Analysis {
+        let lexed = lexer::lex(text.as_str());
+        let outline = outline::outline(&text, &lexed);
+        let directives = directives::parse(&text, &lexed);
+        let mut a = Analysis {
+            text,
+            lexed,
+            outline,
+            directives,
+            blocks: Vec::new(),
+            steps: Vec::new(),
+            flags: DocFlags::default(),
+        };
+        a.flags = flags(&a.directives);
+        a.blocks = blocks(&a);
+        a.steps = steps(&a);
+        a
+    }
+
+    pub fn code(&self) -> &str {
+        &self.lexed.code
+    }
+
+    /// The tactic block holding byte `offset`.
+    pub fn block_at(&self, offset: usize) -> Option<&TacticBlock> {
+        self.blocks
+            .iter()
+            .map(|(_, b)| b)
+            .find(|b| b.by_start <= offset && offset <= b.nodes[0].trail_end)
+    }
+
+    /// The start of the trimmed code on `line` and its end.
+    pub fn line_code_span(&self, line: u32) -> (usize, usize) {
+        let (a, z) = (
+            self.text.line_start(line as usize),
+            self.text.line_end(line as usize),
+        );
+        let first = lexer::skip_ws(self.code(), a, z);
+        (first, lexer::trim_end(self.code(), first, z))
+    }
+
+    /// The span a directive with an optional `on "…"` selector designates on its target line.
+    pub fn directive_span(&self, d: &Directive) -> (usize, usize) {
+        let (a, z) = self.line_code_span(d.target);
+        if let Some(on) = d.key_str("on") {
+            let line_start = self.text.line_start(d.target as usize);
+            let line = self.text.line(d.target as usize);
+            if let Some(i) = line.find(on) {
+                return (line_start + i, line_start + i + on.len());
+            }
+        }
+        (a, z)
+    }
+
+    /// Index of the step (command) covering `line`.
+    pub fn step_of_line(&self, line: u32) -> Option<usize> {
+        step_of_line(&self.steps, line)
+    }
+
+    /// A diagnostic from byte offsets.
+    pub fn diagnostic(
+        &self,
+        severity: u8,
+        range: (usize, usize),
+        full: (usize, usize),
+        message: &str,
+    ) -> Value {
+        json!({
+            "source": "Lean 4",
+            "severity": severity,
+            "range": self.text.range(range.0, range.1),
+            "fullRange": self.text.range(full.0, full.1),
+            "message": message,
+        })
+    }
+}
+
+fn step_of_line(steps: &[Step], line: u32) -> Option<usize> {
+    if steps.is_empty() {
+        return None;
+    }
+    Some(
+        steps
+            .iter()
+            .position(|s| line <= s.last_line)
+            .unwrap_or(steps.len() - 1),
+    )
+}
+
+fn flags(ds: &[Directive]) -> DocFlags {
+    let mut f = DocFlags::default();
+    for d in ds {
+        match d.name.as_str() {
+            "hang" => f
+                .hang
+                .get_or_insert_with(Vec::new)
+                .extend(d.flags.iter().cloned()),
+            "watchdog-exit" => {
+                f.watchdog_exit = Some(d.str_arg(0).unwrap_or("fake watchdog exit").to_owned())
+            }
+            "setup-line" => f.setup_lines.extend(d.str_arg(0).map(str::to_owned)),
+            "stale-imports" => f.stale_imports = true,
+            "setup-fail" => f.setup_fail = Some(d.str_arg(0).unwrap_or_default().to_owned()),
+            _ => {}
+        }
+    }
+    f
+}
+
+fn blocks(a: &Analysis) -> Vec<(usize, TacticBlock)> {
+    let mut out = Vec::new();
+    for (i, d) in a.outline.decls.iter().enumerate() {
+        let Some(by_at) = d.by_at else { continue };
+        let cmd = a.outline.decl_command(d);
+        let by_line = a.text.line_of(by_at) as u32;
+        let last_line = a.text.line_of(cmd.end) as u32;
+        let mut hooks = Hooks::default();
+        for dir in &a.directives {
+            if dir.target < by_line || dir.target > last_line {
+                continue;
+            }
+            match dir.name.as_str() {
+                "goals" => {
+                    let gs: Vec<Goal> = dir
+                        .positional
+                        .first()
+                        .and_then(Value::as_array)
+                        .map(|v| {
+                            v.iter()
+                                .filter_map(Value::as_str)
+                                .map(Goal::parse)
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    hooks.overrides.insert(dir.target, gs);
+                }
+                "error" => hooks.failing.push(dir.target),
+                _ => {}
+            }
+        }
+        let initial = vec![goals::initial_goal(
+            &d.binders,
+            d.ty.as_deref().unwrap_or("?"),
+        )];
+        out.push((
+            i,
+            tactics::build(&a.text, a.code(), by_at, cmd.end, initial, &hooks),
+        ));
+    }
+    out
+}
+
+fn severity_of(name: &str) -> Option<u8> {
+    match name {
+        "error" => Some(1),
+        "warning" => Some(2),
+        "info" => Some(3),
+        "hint" => Some(4),
+        _ => None,
+    }
+}
+
+fn steps(a: &Analysis) -> Vec<Step> {
+    let text = &a.text;
+    let mut steps: Vec<Step> = a
+        .outline
+        .commands
+        .iter()
+        .map(|c| Step {
+            first_line: text.line_of(c.start) as u32,
+            last_line: text.line_of(c.span_end.saturating_sub(1).max(c.start)) as u32,
+            ..Step::default()
+        })
+        .collect();
+    if steps.is_empty() {
+        return steps;
+    }
+    let mut per_cmd: Vec<Vec<(usize, Value)>> = vec![Vec::new(); steps.len()];
+    for d in &a.directives {
+        let Some(k) = step_of_line(&steps, d.target) else {
+            continue;
+        };
+        match d.name.as_str() {
+            "gate" => steps[k].gates.extend(d.flags.first().cloned()),
+            "slow" => steps[k].slow_ms += d.positional.first().and_then(Value::as_u64).unwrap_or(0),
+            "crash" => {
+                steps[k].crash = Some(Crash {
+                    kind: if d.has_flag("exit1") {
+                        CrashKind::Exit1
+                    } else {
+                        CrashKind::Signal
+                    },
+                    once: d.has_flag("once"),
+                })
+            }
+            name => {
+                let Some(sev) = severity_of(name) else {
+                    continue;
+                };
+                let span = a.directive_span(d);
+                let mut v = a.diagnostic(sev, span, span, d.str_arg(0).unwrap_or_default());
+                if let Some(code) = d.key_str("code") {
+                    v["code"] = json!(code);
+                }
+                if d.has_flag("silent") {
+                    v["isSilent"] = json!(true);
+                }
+                per_cmd[k].push((span.0, v));
+            }
+        }
+    }
+    for (i, decl) in a.outline.decls.iter().enumerate() {
+        if decl.parent.is_some() {
+            continue;
+        }
+        let k = decl.cmd;
+        let block = a.blocks.iter().find(|(d, _)| *d == i).map(|(_, b)| b);
+        decl_messages(a, decl, block, &mut per_cmd[k]);
+    }
+    for (k, c) in a.outline.commands.iter().enumerate() {
+        if let CmdKind::Check(x, y) = c.kind {
+            let name = &a.code()[x..y];
+            let found = a.outline.decls.iter().find(|d| {
+                d.full_name.as_deref() == Some(name)
+                    || d.full_name.as_deref() == Some(&outline::qualify(&c.ns, name))
+            });
+            if let Some(d) = found {
+                let kw = (c.start, c.start + "#check".len());
+                per_cmd[k].push((c.start, a.diagnostic(3, kw, kw, &d.signature())));
+            }
+        }
+    }
+    for (step, mut msgs) in steps.iter_mut().zip(per_cmd) {
+        msgs.sort_by_key(|m| m.0);
+        step.messages = msgs.into_iter().map(|m| m.1).collect();
+    }
+    steps
+}
+
+fn decl_messages(
+    a: &Analysis,
+    d: &Decl,
+    block: Option<&TacticBlock>,
+    out: &mut Vec<(usize, Value)>,
+) {
+    let cmd = a.outline.decl_command(d);
+    let code = a.code();
+    if let Some(b) = block {
+        for e in &b.errors {
+            // An unsolved-goals error shows its first line; its full range is the whole block
+            // (for the `by` block itself) or the bullet/`case` it belongs to.
+            let full = match (e.unsolved, e.start == b.by_start) {
+                (true, true) => (e.start, b.end),
+                (true, false) => (e.start, node_end(b, e.start)),
+                (false, _) => (e.start, e.end),
+            };
+            let mut v = a.diagnostic(1, (e.start, e.end), full, &e.message);
+            if e.unsolved {
+                v["leanTags"] = json!([1]);
+            }
+            out.push((e.start, v));
+        }
+    }
+    let sorry = lexer::find_word(code, cmd.start, cmd.end, "sorry").is_some();
+    let anchor = d
+        .name_span
+        .unwrap_or((d.kw_start, d.kw_start + d.keyword.len()));
+    if sorry {
+        out.push((
+            anchor.0,
+            a.diagnostic(2, anchor, anchor, "declaration uses `sorry`"),
+        ));
+    }
+    let has_error = out
+        .iter()
+        .any(|(at, v)| v["severity"] == 1 && (cmd.start..=cmd.end).contains(at));
+    if d.is_proof() && !sorry && !has_error {
+        let next_line = a.text.line_end(a.text.line_of(cmd.start)) + 1;
+        let mut v = a.diagnostic(
+            3,
+            (cmd.start, cmd.end.min(next_line)),
+            (cmd.start, cmd.end),
+            "Goals accomplished!",
+        );
+        v["leanTags"] = json!([2]);
+        v["isSilent"] = json!(true);
+        out.push((usize::MAX, v));
+    }
+}
+
+fn node_end(b: &TacticBlock, start: usize) -> usize {
+    b.nodes
+        .iter()
+        .find(|n| n.start == start)
+        .map_or(b.end, |n| n.end)
+}

@@ -1,0 +1,135 @@
+//! The environment switches of `fake-lake serve`, read once at start (README "Environment").
+//! Every switch has a default that behaves like a plain, healthy Lean 4.24-era server.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Which comes first at the end of a version: the last `publishDiagnostics` or the
+/// `processing: []` progress (reference §1.5: both happen).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiagOrder {
+    /// Progress-done, then the version's single publish (a file that finishes within
+    /// `server.reportDelayMs`).
+    ProgressFirst,
+    /// A publish after each command that reports something, then progress-done.
+    DiagnosticsFirst,
+}
+
+/// The form of `textDocument/definition` answers (reference §1.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DefinitionMode {
+    Links,
+    Locations,
+    /// Targets in the requesting document as `LocationLink[]` (the worker), others as
+    /// `Location[]` (the watchdog's .ilean fast path).
+    Mixed,
+    /// `Location[]` and `LocationLink[]` on alternate requests.
+    Alternate,
+}
+
+/// What Lake's `setup-file` does for a `file:` URI whose path does not exist (§A1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TwinMode {
+    /// New and old Lake: the document works, outside every library.
+    External,
+    /// Mid-2025 Lake: `realPath` fails, the header shows "`lake setup-file` failed".
+    Fail,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Garbage {
+    /// `Content-Length: abc`.
+    Header,
+    /// A well-framed body that is not JSON.
+    Json,
+}
+
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub trace: Option<PathBuf>,
+    pub order: DiagOrder,
+    pub incremental: bool,
+    pub refresh: bool,
+    pub definition: DefinitionMode,
+    pub gate_dir: Option<PathBuf>,
+    pub hang: Vec<String>,
+    pub twin: TwinMode,
+    pub setup_lines: Vec<String>,
+    pub stale_mtime: bool,
+    pub garbage: Option<(Garbage, Option<String>)>,
+    pub no_init: bool,
+    pub watchdog_exit: Option<(String, String)>,
+    pub edit_cancels: bool,
+    pub slow_tick: Duration,
+}
+
+fn var(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn flag(name: &str) -> bool {
+    var(name).is_some_and(|v| v != "0" && v != "false")
+}
+
+impl Config {
+    /// Reads the environment; `args` are the arguments after `serve --`.
+    pub fn from_env(args: &[String]) -> Config {
+        let fast_report = args.iter().any(|a| a == "-Dserver.reportDelayMs=0");
+        let order = match var("FAKE_LEAN_DIAG_ORDER").as_deref() {
+            Some("diagnostics-first") => DiagOrder::DiagnosticsFirst,
+            Some("progress-first") => DiagOrder::ProgressFirst,
+            _ if fast_report => DiagOrder::DiagnosticsFirst,
+            _ => DiagOrder::ProgressFirst,
+        };
+        let definition = match var("FAKE_LEAN_DEFINITION").as_deref() {
+            Some("links") => DefinitionMode::Links,
+            Some("locations") => DefinitionMode::Locations,
+            Some("alternate") => DefinitionMode::Alternate,
+            _ => DefinitionMode::Mixed,
+        };
+        let garbage = var("FAKE_LEAN_GARBAGE").map(|v| {
+            let (kind, method) = match v.split_once(':') {
+                Some((k, m)) => (k.to_owned(), Some(m.to_owned())),
+                None => (v, None),
+            };
+            let kind = if kind == "header" {
+                Garbage::Header
+            } else {
+                Garbage::Json
+            };
+            (kind, method)
+        });
+        let watchdog_exit = var("FAKE_LEAN_WATCHDOG_EXIT").map(|v| match v.split_once(':') {
+            Some((m, msg)) => (m.to_owned(), msg.to_owned()),
+            None => (v, "fake watchdog failure".to_owned()),
+        });
+        Config {
+            trace: var("FAKE_LEAN_TRACE").map(PathBuf::from),
+            order,
+            incremental: flag("FAKE_LEAN_INCREMENTAL"),
+            refresh: flag("FAKE_LEAN_REFRESH"),
+            definition,
+            gate_dir: var("FAKE_LEAN_GATE_DIR").map(PathBuf::from),
+            hang: var("FAKE_LEAN_HANG")
+                .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect())
+                .unwrap_or_default(),
+            twin: match var("FAKE_LEAN_TWIN").as_deref() {
+                Some("fail") => TwinMode::Fail,
+                _ => TwinMode::External,
+            },
+            setup_lines: var("FAKE_LEAN_SETUP_LINES")
+                .map(|v| v.lines().map(str::to_owned).collect())
+                .unwrap_or_default(),
+            stale_mtime: var("FAKE_LEAN_STALE").as_deref() == Some("mtime"),
+            garbage,
+            no_init: flag("FAKE_LEAN_NO_INIT"),
+            watchdog_exit,
+            edit_cancels: flag("FAKE_LEAN_EDIT_CANCELS"),
+            slow_tick: Duration::from_millis(
+                var("FAKE_LEAN_SLOW_TICK_MS")
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(50),
+            ),
+        }
+    }
+}

@@ -1,0 +1,392 @@
+//! The document lifecycle on the watchdog side (reference §1.4, §1.9): `didOpen` starts a
+//! worker process and an elaboration thread, with Lake's per-file setup (setup lines, stale
+//! imports, a failed `lake setup-file`); `didChange` applies edits, bumps the version and
+//! restarts a crashed worker (or one whose imports changed); `didClose` fails pending requests
+//! with -32801 and clears the diagnostics; `didSave` and watched-file changes mark importers'
+//! imports stale. What is then reported is in `reports.rs`.
+
+use crate::analysis::Analysis;
+use crate::config::TwinMode;
+use crate::elab::{self, Job};
+use crate::project::Project;
+use crate::server::Server;
+use crate::text::{Pos, Text, range_json};
+use crate::worker::Worker;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::sync::mpsc::Sender;
+
+pub const STALE_SHOULD: &str = "Imports are out of date and should be rebuilt; use the \"Restart File\" command in your editor.";
+pub const STALE_MUST: &str =
+    "Imports are out of date and must be rebuilt; use the \"Restart File\" command in your editor.";
+
+/// What a queued request waits for.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Need {
+    Now,
+    /// Elaboration past this line.
+    Line(u32),
+    /// The whole current version.
+    Complete,
+    /// `waitForDiagnostics`: this version or a later one, complete.
+    Version(i64),
+}
+
+pub struct Pending {
+    pub id: Value,
+    pub method: String,
+    pub params: Value,
+    pub need: Need,
+}
+
+pub struct Doc {
+    pub uri: String,
+    pub analysis: Arc<Analysis>,
+    pub version: i64,
+    pub max_version: i64,
+    pub generation: u64,
+    pub worker: Option<Worker>,
+    pub elab: Sender<Job>,
+    pub mode: String,
+    pub reached: u32,
+    pub complete: bool,
+    pub crashed: bool,
+    /// Diagnostics of the current version so far.
+    pub diags: Vec<Value>,
+    /// Incremental mode: the replacing publish of this version went out.
+    pub replaced: bool,
+    pub sticky: Vec<Value>,
+    pub pending: Vec<Pending>,
+    pub header_error: Option<String>,
+}
+
+impl Doc {
+    /// Notifications for a version older than the newest received are dropped (§1.4).
+    pub(crate) fn suppressed(&self) -> bool {
+        self.version < self.max_version
+    }
+
+    pub(crate) fn satisfied(&self, need: &Need) -> bool {
+        !self.crashed
+            && match *need {
+                Need::Now => true,
+                Need::Line(l) => self.complete || self.reached > l,
+                Need::Complete => self.complete,
+                Need::Version(v) => self.version >= v && self.complete,
+            }
+    }
+}
+
+impl Server {
+    pub fn did_open(&mut self, p: &Value) {
+        let td = &p["textDocument"];
+        let (Some(uri), Some(text)) = (td["uri"].as_str(), td["text"].as_str()) else {
+            return;
+        };
+        let version = td["version"].as_i64().unwrap_or(0);
+        let mode = p["dependencyBuildMode"]
+            .as_str()
+            .unwrap_or("always")
+            .to_owned();
+        if let Some(old) = self.docs.remove(uri) {
+            self.out
+                .trace
+                .violation("double didOpen", json!({"uri": uri}));
+            eprintln!(
+                "fake-lake: didOpen of {uri}, which is already open: a second worker starts and the first one leaks"
+            );
+            if let Some(w) = old.worker {
+                self.leaked.push(w);
+            }
+        }
+        let analysis = Arc::new(Analysis::new(Text::new(text)));
+        if let Some(msg) = analysis.flags.watchdog_exit.clone() {
+            self.die(&msg);
+        }
+        let (generation, elab) = self.new_generation(uri);
+        let doc = Doc {
+            uri: uri.to_owned(),
+            analysis,
+            version,
+            max_version: version,
+            generation,
+            worker: None,
+            elab,
+            mode,
+            reached: 0,
+            complete: false,
+            crashed: false,
+            diags: Vec::new(),
+            replaced: false,
+            sticky: Vec::new(),
+            pending: Vec::new(),
+            header_error: None,
+        };
+        self.docs.insert(uri.to_owned(), doc);
+        self.start_worker(uri);
+    }
+
+    fn new_generation(&mut self, uri: &str) -> (u64, Sender<Job>) {
+        self.next_gen += 1;
+        let generation = self.next_gen;
+        (
+            generation,
+            elab::spawn(uri.to_owned(), generation, self.events.clone()),
+        )
+    }
+
+    /// Starts the worker process of a document and its first elaboration, with Lake's
+    /// per-file setup (§1.3): setup lines, and the header errors of stale imports or a failed
+    /// `lake setup-file`.
+    fn start_worker(&mut self, uri: &str) {
+        let events = self.events.clone();
+        let generation = self.docs[uri].generation;
+        match Worker::spawn(uri, generation, events) {
+            Ok(w) => {
+                self.out.trace.event(
+                    "worker-spawned",
+                    json!({"uri": uri, "pid": w.pid, "generation": generation}),
+                );
+                self.docs.get_mut(uri).expect("open").worker = Some(w);
+            }
+            Err(e) => eprintln!("fake-lake: cannot start a worker for {uri}: {e}"),
+        }
+        let open = self.open_analyses();
+        let doc = &self.docs[uri];
+        let a = doc.analysis.clone();
+        let mode = doc.mode.clone();
+        let path = Project::path_of_uri(uri);
+        let closure = self.project.import_closure(&a.outline.imports, &open);
+        // Lake runs only for `file:` URIs (§A2): other schemes get no setup lines.
+        let mut setup_lines = Vec::new();
+        if path.is_some() {
+            setup_lines.extend(self.cfg.setup_lines.iter().cloned());
+            setup_lines.extend(a.flags.setup_lines.iter().cloned());
+        }
+        let missing = path.as_ref().is_some_and(|p| !p.exists());
+        let lake = |p: &Option<std::path::PathBuf>| {
+            format!(
+                "lake setup-file {} -",
+                p.as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()
+            )
+        };
+        let mut header_error = None;
+        if missing && self.cfg.twin == TwinMode::Fail {
+            let p = path
+                .as_ref()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default();
+            header_error = Some(format!(
+                "`{}` failed:\n\nstderr:\nerror: no such file or directory (error code: 2)\n  file: {p}\n",
+                lake(&path)
+            ));
+        } else if let Some(stderr) = &a.flags.setup_fail {
+            header_error = Some(format!("`{}` failed:\n\nstderr:\n{stderr}", lake(&path)));
+        } else if path.is_some() {
+            let stale: Vec<String> = closure
+                .iter()
+                .filter(|m| {
+                    self.dirty.contains(*m)
+                        || (self.cfg.stale_mtime
+                            && crate::lake_build::is_stale(&self.project.root, m))
+                })
+                .cloned()
+                .collect();
+            if mode == "never" {
+                if a.flags.stale_imports || !stale.is_empty() {
+                    header_error = Some(STALE_MUST.to_owned());
+                }
+            } else {
+                let n = stale.len();
+                for (i, m) in stale.iter().enumerate() {
+                    if self.cfg.stale_mtime {
+                        let _ = crate::lake_build::write_artifacts(&self.project.root, m);
+                    }
+                    self.dirty.remove(m);
+                    setup_lines.push(format!("✔ [{}/{n}] Built {m}", i + 1));
+                }
+            }
+        }
+        let doc = self.docs.get_mut(uri).expect("open");
+        if doc.mode == "once" {
+            doc.mode = "never".into();
+        }
+        doc.header_error = header_error;
+        self.send_job(uri, setup_lines);
+    }
+
+    fn send_job(&mut self, uri: &str, setup_lines: Vec<String>) {
+        let armed = !self.crashed_once.contains(uri);
+        let doc = self.docs.get_mut(uri).expect("open");
+        doc.reached = 0;
+        doc.complete = false;
+        doc.diags.clear();
+        doc.replaced = false;
+        let job = Job {
+            version: doc.version,
+            analysis: doc.analysis.clone(),
+            setup_lines,
+            header_error: doc.header_error.clone(),
+            crash_once_armed: armed,
+            order: self.cfg.order,
+            gate_dir: self.cfg.gate_dir.clone(),
+            slow_tick: self.cfg.slow_tick,
+        };
+        let _ = doc.elab.send(job);
+    }
+
+    pub fn did_change(&mut self, p: &Value) {
+        let td = &p["textDocument"];
+        let Some(uri) = td["uri"].as_str() else {
+            return;
+        };
+        let Some(doc) = self.docs.get_mut(uri) else {
+            return;
+        };
+        let changes = p["contentChanges"].as_array().cloned().unwrap_or_default();
+        if changes.is_empty() {
+            return;
+        }
+        let version = td["version"].as_i64().unwrap_or(doc.version + 1);
+        if version <= doc.max_version {
+            self.out.trace.violation(
+                "non-increasing version",
+                json!({"uri": uri, "version": version, "newest": doc.max_version}),
+            );
+        }
+        let mut text = doc.analysis.text.clone();
+        for c in &changes {
+            if let Err(e) = text.apply_change(c) {
+                eprintln!("fake-lake: bad didChange for {uri}: {e}");
+            }
+        }
+        let old_imports = doc.analysis.outline.imports.clone();
+        doc.analysis = Arc::new(Analysis::new(text));
+        doc.version = version;
+        doc.max_version = doc.max_version.max(version);
+        if self.cfg.edit_cancels {
+            let cancelled: Vec<Pending> = doc
+                .pending
+                .extract_if(.., |q| !matches!(q.need, Need::Version(_)))
+                .collect();
+            for q in cancelled {
+                self.out.error(&q.id, -32801, "File changed.");
+            }
+        }
+        let doc = self.docs.get_mut(uri).expect("open");
+        let header_changed = doc.analysis.outline.imports != old_imports;
+        if doc.crashed || header_changed {
+            // §1.9: only a didChange restarts a crashed worker; §1.4: a changed header makes
+            // the worker exit with code 2 and the watchdog restart it with the current text.
+            doc.crashed = false;
+            if let Some(w) = doc.worker.take() {
+                w.release();
+            }
+            let (generation, elab) = self.new_generation(uri);
+            let doc = self.docs.get_mut(uri).expect("open");
+            doc.generation = generation;
+            doc.elab = elab;
+            self.start_worker(uri);
+        } else {
+            self.send_job(uri, Vec::new());
+        }
+    }
+
+    pub fn did_close(&mut self, p: &Value) {
+        let Some(uri) = p["textDocument"]["uri"].as_str() else {
+            return;
+        };
+        let Some(doc) = self.docs.remove(uri) else {
+            return;
+        };
+        let msg = format!("Cannot process request to closed file '{uri}'");
+        for q in doc.pending {
+            self.out.error(&q.id, -32801, &msg);
+        }
+        let hung: Vec<Value> = self
+            .hung
+            .extract_if(.., |(_, u)| u == uri)
+            .map(|(id, _)| id)
+            .collect();
+        for id in hung {
+            self.out.error(&id, -32801, &msg);
+        }
+        if let Some(w) = doc.worker {
+            w.release();
+        }
+        self.out.notify(
+            "textDocument/publishDiagnostics",
+            json!({"uri": uri, "diagnostics": []}),
+        );
+    }
+
+    /// `didSave` of a file, or a watched `.lean` change: every open document importing its
+    /// module (transitively) gets the sticky "should be rebuilt" diagnostic (§1.4, Gap 5).
+    pub fn source_changed(&mut self, uri: &str) {
+        let Some(module) = self.project.module_of_uri(uri) else {
+            return;
+        };
+        self.dirty.insert(module.clone());
+        let open = self.open_analyses();
+        let importers: Vec<String> = self
+            .docs
+            .iter()
+            .filter(|(u, d)| u.as_str() != uri && !d.crashed)
+            .map(|(u, _)| u.clone())
+            .collect();
+        for u in importers {
+            let imports = self.docs[&u].analysis.outline.imports.clone();
+            if !self
+                .project
+                .import_closure(&imports, &open)
+                .contains(&module)
+            {
+                continue;
+            }
+            let doc = self.docs.get_mut(&u).expect("open");
+            let text = &doc.analysis.text;
+            let sticky = json!({
+                "range": range_json(Pos::new(0, 0), Pos::new(1, 0)),
+                "fullRange": range_json(Pos::new(0, 0), text.end_pos()),
+                "severity": 3,
+                "message": STALE_SHOULD,
+            });
+            doc.sticky.retain(|s| s["message"] != STALE_SHOULD);
+            doc.sticky.push(sticky);
+            doc.replaced = false;
+            self.publish(&u, Vec::new());
+        }
+    }
+
+    pub fn watched_files(&mut self, p: &Value) {
+        for c in p["changes"].as_array().cloned().unwrap_or_default() {
+            let Some(uri) = c["uri"].as_str() else {
+                continue;
+            };
+            if uri.ends_with(".lean") && c["type"].as_i64() != Some(3) {
+                self.source_changed(uri);
+            } else if let Some(path) = uri.strip_suffix(".ilean") {
+                // A rebuilt module: its importers' imports are no longer stale.
+                let lib = format!(
+                    "{}/.lake/build/lib/lean/",
+                    Project::uri_of_path(&self.project.root)
+                );
+                if let Some(m) = path.strip_prefix(&lib) {
+                    self.dirty.remove(&m.replace('/', "."));
+                }
+            }
+        }
+    }
+
+    pub fn open_analyses(&self) -> Vec<(String, Arc<Analysis>)> {
+        let mut v: Vec<_> = self
+            .docs
+            .iter()
+            .map(|(u, d)| (u.clone(), d.analysis.clone()))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    }
+}

@@ -1,0 +1,376 @@
+//! `fake-lake build [targets]` and `fake-lake setup-file <path> [-]` (reference §C, §A1).
+//!
+//! Build: targets are `+Mod` (a module, facets like `:olean` ignored) or a `[[lean_lib]]` name
+//! (its root module, or every module under its directory when there is no root file); no
+//! target means every library of `lakefile.toml`. Modules build in import order; each finished
+//! job prints `✔ [i/n] Built Mod` (`⚠` with warnings, `ℹ` with only information, followed by
+//! the log), a failed one `✖ [i/n] Building Mod` and its errors; dependents of a failure are
+//! skipped. Success ends with `Build completed successfully (N jobs).`, failure with
+//! `Some required targets logged failures:` and exit 1. An up-to-date module (its `.trace`
+//! holds the current input hash) prints nothing. A module fails when its analysis reports an
+//! error (directives, tactic rules). Artifacts: `.lake/build/lib/lean/M.{olean,ilean,trace}`
+//! and `.lake/build/ir/M.c`. Output goes to stderr (Lake's `BuildConfig.out` default), or
+//! stdout with `FAKE_LAKE_BUILD_OUT=stdout`.
+
+use crate::analysis::Analysis;
+use crate::text::Text;
+use serde_json::{Value, json};
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+fn lib_dir(root: &Path) -> PathBuf {
+    root.join(".lake/build/lib/lean")
+}
+
+fn artifact(root: &Path, module: &str, ext: &str) -> PathBuf {
+    lib_dir(root).join(format!("{}.{ext}", module.replace('.', "/")))
+}
+
+fn source(root: &Path, module: &str) -> PathBuf {
+    root.join(format!("{}.lean", module.replace('.', "/")))
+}
+
+fn has_config(root: &Path) -> bool {
+    root.join("lakefile.toml").exists() || root.join("lakefile.lean").exists()
+}
+
+/// `[[lean_lib]]` names of `lakefile.toml` (a line-based reading, enough for fixtures).
+pub fn libraries(root: &Path) -> Vec<String> {
+    let toml = std::fs::read_to_string(root.join("lakefile.toml")).unwrap_or_default();
+    let mut out = Vec::new();
+    let mut in_lib = false;
+    for line in toml.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_lib = line == "[[lean_lib]]";
+        } else if in_lib && let Some(v) = line.strip_prefix("name") {
+            let v = v
+                .trim_start()
+                .trim_start_matches('=')
+                .trim()
+                .trim_matches('"');
+            out.push(v.to_owned());
+        }
+    }
+    out
+}
+
+fn lib_modules(root: &Path, lib: &str) -> Vec<String> {
+    if source(root, lib).exists() {
+        return vec![lib.to_owned()];
+    }
+    let mut files = Vec::new();
+    collect(&root.join(lib), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .filter_map(|p| {
+            let rel = p.strip_prefix(root).ok()?.to_str()?.strip_suffix(".lean")?;
+            Some(rel.replace('/', "."))
+        })
+        .collect()
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            collect(&p, out);
+        } else if p.extension().is_some_and(|x| x == "lean") {
+            out.push(p);
+        }
+    }
+}
+
+fn analyze(root: &Path, module: &str) -> Option<Analysis> {
+    let text = std::fs::read_to_string(source(root, module)).ok()?;
+    Some(Analysis::new(Text::new(&text)))
+}
+
+/// Modules in dependency order (imports first), restricted to the project.
+fn order(root: &Path, targets: &[String]) -> Vec<(String, Vec<String>)> {
+    let mut done: Vec<(String, Vec<String>)> = Vec::new();
+    fn visit(root: &Path, m: &str, done: &mut Vec<(String, Vec<String>)>, stack: &mut Vec<String>) {
+        if done.iter().any(|d| d.0 == m) || stack.iter().any(|s| s == m) {
+            return;
+        }
+        let Some(a) = analyze(root, m) else { return };
+        stack.push(m.to_owned());
+        let deps: Vec<String> = a
+            .outline
+            .imports
+            .iter()
+            .filter(|i| source(root, i).exists())
+            .cloned()
+            .collect();
+        for d in &deps {
+            visit(root, d, done, stack);
+        }
+        stack.pop();
+        done.push((m.to_owned(), deps));
+    }
+    for t in targets {
+        visit(root, t, &mut done, &mut Vec::new());
+    }
+    done
+}
+
+fn fnv(data: &[u8], seed: u64) -> u64 {
+    data.iter().fold(seed ^ 0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Is the module's `.olean` missing or older than its source?
+pub fn is_stale(root: &Path, module: &str) -> bool {
+    let mtime = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+    match (
+        mtime(&artifact(root, module, "olean")),
+        mtime(&source(root, module)),
+    ) {
+        (Some(o), Some(s)) => o < s,
+        _ => true,
+    }
+}
+
+/// Writes the artifacts of one module; returns its log lines and whether it failed.
+pub fn write_artifacts(root: &Path, module: &str) -> std::io::Result<(Vec<String>, bool)> {
+    let a = analyze(root, module).ok_or_else(|| std::io::Error::other("no source"))?;
+    let (log, failed, hash) = compile(root, module, &a, 0);
+    if !failed {
+        store(root, module, &a, hash, &log)?;
+    }
+    Ok((log, failed))
+}
+
+fn compile(root: &Path, module: &str, a: &Analysis, dep_hash: u64) -> (Vec<String>, bool, u64) {
+    let rel = source(root, module);
+    let rel = rel.strip_prefix(root).unwrap_or(&rel).display().to_string();
+    let mut log = Vec::new();
+    let mut failed = false;
+    for d in a.steps.iter().flat_map(|s| &s.messages) {
+        if d.get("isSilent") == Some(&Value::Bool(true)) {
+            continue;
+        }
+        let sev = d["severity"].as_u64().unwrap_or(1);
+        failed |= sev == 1;
+        let level = ["error", "error", "warning", "info", "info"][sev.min(4) as usize];
+        let (l, c) = (
+            &d["range"]["start"]["line"],
+            &d["range"]["start"]["character"],
+        );
+        let (l, c) = (l.as_u64().unwrap_or(0) + 1, c.as_u64().unwrap_or(0));
+        log.push(format!(
+            "{level}: {rel}:{l}:{c}: {}",
+            d["message"].as_str().unwrap_or("")
+        ));
+    }
+    (log, failed, fnv(a.text.as_str().as_bytes(), dep_hash))
+}
+
+fn store(
+    root: &Path,
+    module: &str,
+    a: &Analysis,
+    hash: u64,
+    log: &[String],
+) -> std::io::Result<()> {
+    let olean = artifact(root, module, "olean");
+    std::fs::create_dir_all(olean.parent().expect("has a parent"))?;
+    std::fs::write(&olean, format!("FAKEOLEAN {module} {hash:016x}\n"))?;
+    let mut decls = serde_json::Map::new();
+    for d in &a.outline.decls {
+        if let (Some(n), Some((x, y))) = (&d.full_name, d.name_span) {
+            let (p, q) = (a.text.pos(x), a.text.pos(y));
+            decls.insert(
+                format!("c:{n}"),
+                json!({"definition": [p.line, p.character, q.line, q.character]}),
+            );
+        }
+    }
+    std::fs::write(
+        artifact(root, module, "ilean"),
+        json!({"version": 4, "module": module, "references": decls}).to_string(),
+    )?;
+    std::fs::write(
+        artifact(root, module, "trace"),
+        json!({"depHash": format!("{hash:016x}"), "log": log}).to_string(),
+    )?;
+    let c = root.join(format!(".lake/build/ir/{}.c", module.replace('.', "/")));
+    std::fs::create_dir_all(c.parent().expect("has a parent"))?;
+    std::fs::write(c, format!("// fake C output for {module}\n"))
+}
+
+fn stored_hash(root: &Path, module: &str) -> Option<(String, Vec<String>)> {
+    let t: Value =
+        serde_json::from_str(&std::fs::read_to_string(artifact(root, module, "trace")).ok()?)
+            .ok()?;
+    let log = t["log"]
+        .as_array()?
+        .iter()
+        .filter_map(|l| l.as_str().map(str::to_owned))
+        .collect();
+    Some((t["depHash"].as_str()?.to_owned(), log))
+}
+
+pub fn build_main(args: &[String]) -> i32 {
+    let root = std::env::current_dir().unwrap_or_default();
+    let to_stdout = std::env::var("FAKE_LAKE_BUILD_OUT").as_deref() == Ok("stdout");
+    let mut out: Box<dyn Write> = if to_stdout {
+        Box::new(std::io::stdout())
+    } else {
+        Box::new(std::io::stderr())
+    };
+    if !has_config(&root) {
+        let _ = writeln!(
+            out,
+            "error: no configuration file with a supported extension:\n./lakefile.lean\n./lakefile.toml"
+        );
+        return 1;
+    }
+    let libs = libraries(&root);
+    let mut targets = Vec::new();
+    for a in args.iter().filter(|a| !a.starts_with('-')) {
+        let a = a.split(':').next().unwrap_or(a);
+        match a.strip_prefix('+') {
+            Some(m) => targets.push(m.to_owned()),
+            None => targets.extend(lib_modules(&root, a)),
+        }
+    }
+    if args.iter().all(|a| a.starts_with('-')) {
+        for l in &libs {
+            targets.extend(lib_modules(&root, l));
+        }
+    }
+    for t in &targets {
+        if !source(&root, t).exists() {
+            let _ = writeln!(out, "error: unknown module `{t}`");
+            return 1;
+        }
+    }
+    let jobs = order(&root, &targets);
+    let n = jobs.len();
+    let mut hashes: HashMap<String, u64> = HashMap::new();
+    let mut failed: Vec<String> = Vec::new();
+    for (i, (m, deps)) in jobs.iter().enumerate() {
+        if deps
+            .iter()
+            .any(|d| failed.contains(d) || !hashes.contains_key(d))
+        {
+            continue;
+        }
+        let Some(a) = analyze(&root, m) else { continue };
+        let dep_hash = deps.iter().fold(0u64, |h, d| h ^ hashes[d].rotate_left(7));
+        let (log, bad, hash) = compile(&root, m, &a, dep_hash);
+        let up_to_date = stored_hash(&root, m).filter(|(h, _)| *h == format!("{hash:016x}"));
+        let (verb, icon) = if bad {
+            ("Building", "✖")
+        } else if log.iter().any(|l| l.starts_with("warning")) {
+            ("Built", "⚠")
+        } else if !log.is_empty() {
+            ("Built", "ℹ")
+        } else {
+            ("Built", "✔")
+        };
+        match up_to_date {
+            Some((_, old_log)) => {
+                if !old_log.is_empty() {
+                    let _ = writeln!(out, "{icon} [{}/{n}] Replayed {m}", i + 1);
+                    for l in old_log {
+                        let _ = writeln!(out, "{l}");
+                    }
+                }
+            }
+            None => {
+                let _ = writeln!(out, "{icon} [{}/{n}] {verb} {m}", i + 1);
+                for l in &log {
+                    let _ = writeln!(out, "{l}");
+                }
+                if !bad && let Err(e) = store(&root, m, &a, hash, &log) {
+                    let _ = writeln!(out, "error: cannot write artifacts of {m}: {e}");
+                    failed.push(m.clone());
+                    continue;
+                }
+            }
+        }
+        if bad {
+            failed.push(m.clone());
+        } else {
+            hashes.insert(m.clone(), hash);
+        }
+    }
+    if failed.is_empty() {
+        let _ = writeln!(out, "Build completed successfully ({n} jobs).");
+        0
+    } else {
+        let _ = writeln!(out, "Some required targets logged failures:");
+        for f in &failed {
+            let _ = writeln!(out, "- {f}");
+        }
+        1
+    }
+}
+
+/// `fake-lake setup-file <path> [-]`: exit 2 without a lakefile; for a path that does not
+/// exist, exit 1 under `FAKE_LEAN_TWIN=fail` (mid Lake), else the external-module setup;
+/// exit 3 under `--no-build` when an import is stale (by modification time); otherwise the
+/// module setup as JSON on stdout.
+pub fn setup_file_main(args: &[String]) -> i32 {
+    let root = std::env::current_dir().unwrap_or_default();
+    let mut header = String::new();
+    if args.iter().any(|a| a == "-") {
+        let _ = std::io::stdin().read_to_string(&mut header);
+    }
+    let Some(path) = args.iter().find(|a| !a.starts_with('-')) else {
+        eprintln!("error: missing file argument");
+        return 1;
+    };
+    if !has_config(&root) {
+        return 2;
+    }
+    let path = root.join(path);
+    let twin_fail = std::env::var("FAKE_LEAN_TWIN").as_deref() == Ok("fail");
+    let module = if path.exists() {
+        path.strip_prefix(&root)
+            .ok()
+            .and_then(|p| {
+                p.to_str()?
+                    .strip_suffix(".lean")
+                    .map(|s| s.replace('/', "."))
+            })
+            .unwrap_or_else(|| "_unknown".into())
+    } else if twin_fail {
+        eprintln!(
+            "error: no such file or directory (error code: 2)\n  file: {}",
+            path.display()
+        );
+        return 1;
+    } else {
+        "_unknown".into()
+    };
+    let imports: Vec<String> = serde_json::from_str::<Value>(&header)
+        .ok()
+        .and_then(|h| h["imports"].as_array().cloned())
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|i| i["module"].as_str().or(i.as_str()).map(str::to_owned))
+        .collect();
+    if args.iter().any(|a| a == "--no-build")
+        && imports
+            .iter()
+            .any(|m| source(&root, m).exists() && is_stale(&root, m))
+    {
+        println!("{}", json!({"staleImports": imports}));
+        return 3;
+    }
+    let setup = json!({
+        "name": module,
+        "isModule": false,
+        "imports": imports,
+        "options": {},
+        "dynlibs": [],
+        "plugins": [],
+    });
+    println!("{setup}");
+    0
+}
