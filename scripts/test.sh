@@ -11,6 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export INSTA_UPDATE="${INSTA_UPDATE:-no}"
+# The test-host lanes must run here; tests/test_host_lanes.rs fails if they would be skipped.
+export LEAN_BEAM_MCP_REQUIRE_TEST_HOST=1
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
 echo "== cargo fmt --check"

@@ -168,7 +168,7 @@ fn cancellation_wins_in_the_modern_family() {
 /// float would round onto a running call's id does not cancel it, and the exact one does.
 #[test]
 fn cancellation_request_ids_are_read_on_their_literal() {
-    let mut server = McpProcess::test_host(&["--status-delay-ms", "3600000"]);
+    let mut server = McpProcess::test_host(&[]);
     server.initialize_legacy();
     server.send_raw(
         r#"{"jsonrpc":"2.0","id":9007199254740992,"method":"tools/call","params":{"name":"gate","arguments":{"gate":"a"}}}"#,

@@ -169,12 +169,17 @@ impl McpProcess {
     }
 
     /// Starts the test host with a fresh gate directory and extra environment.
+    ///
+    /// Unless `args` set `--status-delay-ms`, the timed liveness notice is off: on a loaded
+    /// machine a gated call could otherwise become "slow" and add a notice to a transcript.
     #[cfg(feature = "test-host")]
     pub fn test_host_with(args: &[&str], env: &[(&str, &str)]) -> Self {
         let gates = tempfile::tempdir().expect("gate directory");
         let mut command = Command::new(test_host_bin());
         command
             .args(args)
+            // The test host reads the first occurrence of a flag: `args` win.
+            .args(["--status-delay-ms", "3600000"])
             .env("LEAN_BEAM_MCP_TEST_GATES", gates.path());
         for (key, value) in env {
             command.env(key, value);
@@ -411,6 +416,20 @@ impl Drop for McpProcess {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// Waits for a file a host or the fake Lean writes to mark an event (a gate entered, a cleanup
+/// done). The same polling the gates use; a timeout only turns a hang into a failure.
+pub fn wait_for_file(path: &Path) {
+    let deadline = Instant::now() + PATIENCE;
+    while !path.exists() {
+        assert!(
+            Instant::now() < deadline,
+            "{} never appeared",
+            path.display()
+        );
+        thread::sleep(Duration::from_millis(2));
     }
 }
 

@@ -52,10 +52,11 @@ impl Room {
     }
 
     fn give_back(&self, cost: usize) {
-        let full_before = !self.has_room();
         self.items.fetch_sub(1, Ordering::AcqRel);
         self.bytes.fetch_sub(cost, Ordering::AcqRel);
-        if full_before && self.has_room() {
+        // Whoever waits has registered before it found the queue full (see `ready`), so waking
+        // every waiter whenever there is room can never miss one, whatever pushes raced this.
+        if self.has_room() {
             self.freed.notify_waiters();
         }
     }
