@@ -39,3 +39,30 @@ fn the_example_input_gets_three_answers_and_a_clean_exit() {
     );
     assert_eq!(answers[2]["result"]["isError"], false);
 }
+
+/// Every flag `--help` documents is in the README's flag table, and every flag there exists.
+#[test]
+fn the_readme_flag_table_matches_help() {
+    let help = std::process::Command::new(support::server_bin())
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let flags = |text: &str| -> std::collections::BTreeSet<String> {
+        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+            .filter(|w| {
+                w.starts_with("--") && w.as_bytes().get(2).is_some_and(u8::is_ascii_lowercase)
+            })
+            .map(str::to_owned)
+            .collect()
+    };
+    let mut documented = flags(&help);
+    documented.retain(|f| f != "--help" && f != "--version");
+    let table: String = README
+        .lines()
+        .skip_while(|l| !l.starts_with("| flag |"))
+        .take_while(|l| l.starts_with('|'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    assert_eq!(flags(&table), documented, "README flag table vs --help");
+}

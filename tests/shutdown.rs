@@ -115,7 +115,7 @@ fn sigterm(child: &Child) {
 const REQUESTS: u64 = 100_000;
 /// Far below what buffering every unread answer costs (about 1 KiB each), far above what the
 /// bounded queues hold (a few MiB) plus the server itself.
-const PEAK_RSS_BOUND_KIB: u64 = 48 * 1024;
+const PEAK_RSS_BOUND_KIB: u64 = 32 * 1024;
 
 #[test]
 fn a_client_that_stops_reading_stops_being_read_and_memory_stays_bounded() {

@@ -43,6 +43,9 @@ pub struct Summary {
     pub generator_cores: Option<f64>,
     /// Calls whose answers were checked, over all rounds.
     pub checked_calls: u64,
+    /// The lowest and highest per-round figure of the metrics that vary most between rounds
+    /// (throughput, latency percentiles, CPU per call), keyed by column header.
+    pub spread: BTreeMap<String, (f64, f64)>,
     /// Why a round failed, if one did.
     pub failure: Option<String>,
 }
@@ -83,9 +86,31 @@ impl Summary {
             cpu_us_per_call: pick(&|s| s.cpu_us_per_call),
             generator_cores: pick(&|s| s.generator_cores),
             checked_calls: samples.iter().map(|s| s.checked_calls).sum(),
+            spread: spread(samples),
             failure,
         }
     }
+}
+
+/// Min and max over rounds of each metric that has a per-round figure.
+fn spread(samples: &[Sample]) -> BTreeMap<String, (f64, f64)> {
+    let mut keys: Vec<MetricKey> = samples
+        .iter()
+        .flat_map(|s| s.throughput.keys())
+        .map(|&n| MetricKey::Throughput(n))
+        .collect();
+    keys.extend([MetricKey::P50, MetricKey::P99, MetricKey::Cpu]);
+    let mut out = BTreeMap::new();
+    for key in keys {
+        let values = samples.iter().filter_map(|s| key.of_round(s));
+        let (low, high) = values.fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+        if low.is_finite() {
+            out.insert(key.header(), (low, high));
+        }
+    }
+    out
 }
 
 /// A reported metric.
@@ -159,6 +184,17 @@ impl MetricKey {
     /// Whether more is better.
     pub fn higher_is_better(self) -> bool {
         matches!(self, MetricKey::Throughput(_) | MetricKey::Bytes)
+    }
+
+    /// One round's figure, for the metrics that have one per round.
+    fn of_round(self, s: &Sample) -> Option<f64> {
+        match self {
+            MetricKey::Throughput(n) => s.throughput.get(&n).copied(),
+            MetricKey::P50 => s.p50_us,
+            MetricKey::P99 => s.p99_us,
+            MetricKey::Cpu => s.cpu_us_per_call,
+            _ => None,
+        }
     }
 
     /// The summary's value.
@@ -383,6 +419,30 @@ impl Report<'_> {
                     };
                     let _ = writeln!(md, "| {name} | {} |", cells.join(" | "));
                 }
+                if present.iter().any(|s| s.rounds > 1) {
+                    let varying: Vec<&MetricKey> = self
+                        .columns
+                        .iter()
+                        .filter(|c| present.iter().any(|s| s.spread.contains_key(&c.header())))
+                        .collect();
+                    let headers: Vec<String> = varying.iter().map(|c| c.header()).collect();
+                    let _ = writeln!(
+                        md,
+                        "\nSpread across rounds (lowest–highest of the per-round figures):\n"
+                    );
+                    let _ = writeln!(md, "| server | {} |", headers.join(" | "));
+                    let _ = writeln!(md, "|---|{}", "---:|".repeat(headers.len()));
+                    for s in &present {
+                        let cells: Vec<String> = headers
+                            .iter()
+                            .map(|h| match s.spread.get(h) {
+                                Some((lo, hi)) => format!("{}–{}", figure(*lo), figure(*hi)),
+                                None => "–".into(),
+                            })
+                            .collect();
+                        let _ = writeln!(md, "| {} | {} |", s.server, cells.join(" | "));
+                    }
+                }
                 for s in &present {
                     if let Some(failure) = &s.failure {
                         let _ = writeln!(
@@ -471,7 +531,8 @@ impl Report<'_> {
              - Server CPU µs/call: the server's user+system time over the run at the highest level, per call.\n\
              - The load generator (one writer and one reader thread, pre-serialized requests) used at most \
              {generator:.2} of a core during any run; the machine has 2, so the server had at least the other.\n\
-             - Figures are medians over the rounds; servers are interleaved within each round.",
+             - Figures are medians over the rounds, with the lowest and highest round beside them; \
+             servers are interleaved within each round.",
             self.summaries
                 .iter()
                 .map(|s| s.rss_calls)

@@ -16,8 +16,12 @@ use lean_beam_mcp::mcp::{
 };
 use serde_json::{Value, json};
 
-/// One tool: `echo {text}` answers `{text}` (as `structuredContent` and as JSON text).
-struct EchoHost;
+/// One tool: `echo {text}` answers `{text}` (as `structuredContent` and as JSON text). With
+/// `BENCH_ECHO_YIELD=1` the tool awaits once (a yield) before answering, as every real tool
+/// awaits something: the call then takes the core's task path, not its answer-on-first-poll one.
+struct EchoHost {
+    yields: bool,
+}
 
 impl ToolHost for EchoHost {
     fn tools(&self) -> Vec<ToolSpec> {
@@ -40,6 +44,9 @@ impl ToolHost for EchoHost {
     }
 
     async fn call(&self, _tool: &str, mut arguments: Value, _ctx: CallContext) -> ToolResult {
+        if self.yields {
+            tokio::task::yield_now().await;
+        }
         // The schema guarantees an object with a string `text`.
         match arguments.get_mut("text").map(Value::take) {
             Some(text @ Value::String(_)) => Ok(json!({ "text": text })),
@@ -64,7 +71,10 @@ fn main() -> ExitCode {
     let served = runtime.block_on(async {
         // Installed before anything is read: see `termination_signals`.
         let stops = termination_signals();
-        serve_stdio_until(EchoHost, options, stops).await
+        let host = EchoHost {
+            yields: std::env::var_os("BENCH_ECHO_YIELD").is_some_and(|v| v == "1"),
+        };
+        serve_stdio_until(host, options, stops).await
     });
     runtime.shutdown_background();
     match served {

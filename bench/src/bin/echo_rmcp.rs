@@ -3,7 +3,8 @@
 //! `Json<T>` out (structured content plus the same JSON as text), served on stdio with
 //! `stdio_pipes()` (rmcp's non-blocking pipe transport, its fastest stdio path). rmcp serves both
 //! revisions: `initialize` selects 2025-11-25, a `server/discover` opening or per-request
-//! `_meta` selects 2026-07-28.
+//! `_meta` selects 2026-07-28. With `BENCH_ECHO_YIELD=1` the tool awaits once (a yield) before
+//! answering, like the `lean-beam-mcp` echo's variant.
 
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
@@ -20,6 +21,7 @@ struct Echo {
 #[derive(Clone)]
 struct EchoServer {
     tool_router: ToolRouter<Self>,
+    yields: bool,
 }
 
 #[tool_router]
@@ -27,6 +29,7 @@ impl EchoServer {
     fn new() -> Self {
         EchoServer {
             tool_router: Self::tool_router(),
+            yields: std::env::var_os("BENCH_ECHO_YIELD").is_some_and(|v| v == "1"),
         }
     }
 
@@ -35,6 +38,9 @@ impl EchoServer {
         annotations(read_only_hint = true)
     )]
     async fn echo(&self, Parameters(echo): Parameters<Echo>) -> Json<Echo> {
+        if self.yields {
+            tokio::task::yield_now().await;
+        }
         Json(echo)
     }
 }
