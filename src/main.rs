@@ -18,8 +18,9 @@ use lean_beam_mcp::mcp::{
 ///
 /// Exit status: 0 when stdin ends, stdout closes, or on SIGTERM/SIGINT, once running calls are
 /// cancelled and Lean is shut down; 3 when that took longer than --shutdown-timeout-ms (unwritten
-/// output is dropped and Lean killed); 130 or 143 when a second SIGINT or SIGTERM ended it at
-/// once; 2 for a bad command line; 1 when the server could not start.
+/// output is dropped and Lean killed); 130 or 143 when a SIGINT or SIGTERM arrived during that
+/// shutdown and ended it at once; 4 on an internal failure; 2 for a bad command line; 1 when the
+/// server could not start.
 #[derive(Debug, Parser)]
 #[command(name = "lean-beam-mcp", version, about, long_about)]
 struct Cli {
@@ -44,7 +45,8 @@ struct Cli {
 
     /// Milliseconds shutdown may take (cancelling calls, stopping Lean, writing what is queued)
     /// before the server kills Lean, drops unwritten output and exits with status 3.
-    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    #[arg(long, value_name = "MS", default_value_t = 5000,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     shutdown_timeout_ms: u64,
 }
 

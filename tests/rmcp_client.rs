@@ -237,7 +237,7 @@ async fn eventually(ready: impl Fn() -> bool) -> bool {
         if std::time::Instant::now() >= deadline {
             return false;
         }
-        tokio::task::yield_now().await;
+        tokio::time::sleep(Duration::from_millis(2)).await;
     }
     true
 }

@@ -330,6 +330,33 @@ fn a_second_sigterm_ends_the_server_at_once() {
     assert_eq!(status.code(), Some(128 + 15), "{status:?}");
 }
 
+/// The deadline covers ending the calls too: one SIGTERM, a fence that never ends, and the
+/// server still exits at the deadline.
+#[test]
+fn a_call_that_never_ends_cannot_hold_shutdown_past_the_deadline() {
+    let gates = tempfile::tempdir().unwrap();
+    let mut child = start(&["--shutdown-timeout-ms", "300"], gates.path());
+    let mut stdin = child.stdin.take().unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    initialize(&mut stdin, &mut out);
+    writeln!(
+        stdin,
+        "{}",
+        request(
+            1,
+            "tools/call",
+            call("fence", json!({"label": "f", "gate": "never"}))
+        )
+    )
+    .unwrap();
+    let mut line = String::new();
+    out.read_line(&mut line).unwrap();
+    assert!(line.contains(r#""fence":"f","state":"entered""#), "{line}");
+    sigterm(&child);
+    let status = wait_for_exit(&mut child);
+    assert_eq!(status.code(), Some(3), "{status:?}");
+}
+
 #[test]
 fn the_host_shutdown_hook_receives_the_deadline() {
     let gates = tempfile::tempdir().unwrap();

@@ -21,6 +21,8 @@ const NOT_INTEGERS: &[&str] = &[
     "18446744073709551616",
     "-9223372036854775809",
     "1e20",
+    "1e400",
+    "-1e400",
 ];
 
 /// Literals that denote an integer a float cannot hold, with the integer each denotes.
@@ -127,5 +129,16 @@ fn ids_a_float_would_merge_stay_two_requests() {
     server.send_raw(&line("9007199254740993.0", "ping", &json!({})));
     let answers = [id_text(&server.recv()), id_text(&server.recv())];
     assert_eq!(answers, ["9007199254740992", "9007199254740993"]);
+    server.finish_clean();
+}
+
+/// A number beyond a float's range elsewhere in a request does not hide its id: the answer is
+/// -32602 for that id, not a parse error.
+#[test]
+fn a_number_out_of_range_in_params_is_invalid_params_for_that_id() {
+    let mut server = start(Family::Legacy);
+    server.send_raw(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"beam_version","arguments":{"x":1e400}}}"#);
+    let response = server.recv();
+    assert_error_for(&response, -32602, 7, "beyond the range of a 64-bit float");
     server.finish_clean();
 }

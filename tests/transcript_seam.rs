@@ -217,6 +217,53 @@ fn a_host_that_panics_before_its_first_await_answers_internal_error() {
     assert_transcript!("seam", "early_panic", finished.transcript);
 }
 
+/// A host that panics in `admitted`, while keeping a clone of the call's context, answers -32603,
+/// and the clone keeps nothing alive: end of input still ends the server cleanly.
+#[test]
+fn a_host_that_panics_admitting_a_call_answers_internal_error() {
+    let mut server = McpProcess::test_host(&[]);
+    server.initialize_legacy();
+    let panicked = server.ask(tool_call(
+        1,
+        "panic",
+        json!({"admitting": true, "message": "admitted badly"}),
+        Value::Null,
+    ));
+    assert_error_for(&panicked, -32603, 1, "admitted badly");
+    let next = server.ask(tool_call(
+        2,
+        "echo",
+        json!({"text": "still here"}),
+        Value::Null,
+    ));
+    assert_eq!(next["result"]["structuredContent"]["text"], "still here");
+    let finished = server.finish();
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+}
+
+/// At the bound on waiting calls, input is still read, so a cancellation gets through.
+#[test]
+fn at_the_waiting_bound_a_cancellation_still_gets_through() {
+    let mut server =
+        McpProcess::test_host(&["--max-running-calls", "1", "--max-waiting-calls", "1"]);
+    server.initialize_legacy();
+    server.send(&tool_call(1, "gate", json!({"gate": "a"}), Value::Null));
+    entered(&mut server, "a");
+    // `b` waits: the waiting bound is reached.
+    server.send(&tool_call(2, "gate", json!({"gate": "b"}), Value::Null));
+    server.send(&notification(
+        "notifications/cancelled",
+        json!({"requestId": 1, "reason": "make room"}),
+    ));
+    // The cancellation was read: `a` ends, so `b` starts.
+    entered(&mut server, "b");
+    server.open_gate("b");
+    let answer = server.response(&json!(2));
+    assert_eq!(answer["result"]["structuredContent"]["released"], true);
+    let finished = server.finish();
+    assert!(!finished.transcript.contains(r#"← {"id":1,"#));
+}
+
 /// A context clone that outlives its call (its gate is never opened) must not keep the server
 /// from ending at end of input.
 #[test]

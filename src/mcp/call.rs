@@ -6,13 +6,15 @@
 //!    server is gone) ends it with nothing written.
 //! 2. The host's future is built and polled under `catch_unwind`: a host that panics, whether
 //!    while building the future or while it runs, answers -32603 and the server keeps serving.
-//! 3. A call that completes on its first poll answers even if a cancellation raced it (so a
-//!    quick call sent just before end of input is still answered); after that a cancellation
-//!    that has happened always wins: the sink is closed at once (nothing more is written), the
-//!    host's future is polled for at most the cancellation grace so it can clean up, and then
-//!    the call ends with an empty terminal line. Fences are never cancelled.
+//! 3. A cancellation that has happened always wins over work that becomes ready at the same
+//!    time: the call ends with an empty terminal line (the coordinator, which closed the sink
+//!    when it cancelled, would drop any other anyway), after the host's future has been polled
+//!    for at most the cancellation grace so it can clean up. A call cancelled before it started
+//!    never reaches the host. Fences are never cancelled.
 //! 4. Without a progress token, a [`StatusNotice::WhenSlow`] call still unanswered after the
 //!    status delay (waiting for its turn included) gets its liveness notice.
+//! 5. However the task ends (a panic in a host future's destructor included), its terminal line
+//!    reaches the coordinator exactly once, so no id stays owned and no call stays counted.
 
 use std::future::{Future, poll_fn};
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -51,6 +53,7 @@ pub(crate) struct CallTask<H> {
 impl<H: ToolHost> CallTask<H> {
     /// Runs the call to its end and hands its terminal line to the coordinator.
     pub(crate) async fn run(self, arguments: Value, start: Option<oneshot::Receiver<()>>) {
+        let _ends = Ends(self.sink.clone());
         let timed = self.status.timed(self.sink.has_progress_token());
         let mut notice = timed.then(|| Box::pin(tokio::time::sleep(self.status_delay)));
         if let Some(start) = start {
@@ -58,6 +61,10 @@ impl<H: ToolHost> CallTask<H> {
             if started != Some(true) {
                 return self.sink.finish(Vec::new());
             }
+        }
+        if self.cancellable && self.token.is_cancelled() {
+            // Started and cancelled in the same breath: the host never sees it.
+            return self.sink.finish(Vec::new());
         }
         let ctx = CallContext::new(self.sink.clone(), self.token.clone());
         let built = catch_unwind(AssertUnwindSafe(|| {
@@ -108,10 +115,19 @@ impl<H: ToolHost> CallTask<H> {
                 }
             }
         }
-        self.sink.close();
         // The host saw the cancellation through its context; let it clean up, for a while.
         let _ = tokio::time::timeout(self.cancel_grace, work).await;
         None
+    }
+}
+
+/// Hands over an empty terminal line if the task ends any other way than through `finish` (a
+/// panic unwinding through it); `finish` makes this a no-op.
+struct Ends(Arc<CallSink>);
+
+impl Drop for Ends {
+    fn drop(&mut self) {
+        self.0.finish(Vec::new());
     }
 }
 

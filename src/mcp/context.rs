@@ -5,9 +5,9 @@
 //! 1. Every notification a call emits is queued before its terminal response, never after: each
 //!    call has one `CallSink` whose lock orders notifications (queued straight to the writer)
 //!    before the terminal line (handed to the coordinator, which retires the id and then queues
-//!    the line). Once the call has answered, or its cancellation won, the sink holds no sender at
-//!    all: nothing more is written, and a [`CallContext`] clone that outlives the call keeps
-//!    nothing of the server alive.
+//!    the line). Once the call is cancelled nothing more is written; once its task has ended
+//!    (answered, or cancelled and cleaned up) the sink holds no sender at all, so a
+//!    [`CallContext`] clone that outlives the call keeps nothing of the server alive.
 //! 2. Progress is only sent when the request carried `_meta.progressToken`; `progress` is
 //!    strictly increasing (an update that would not increase it is dropped) and an optional
 //!    `total` is never below it.
@@ -87,7 +87,8 @@ impl Progress {
         }
     }
 
-    /// Progress at `value`, which must exceed the last progress reported.
+    /// Progress at `value`, which must exceed the last progress reported (any finite value,
+    /// 0 included, may come first).
     pub fn at(value: f64, message: impl Into<String>) -> Self {
         Progress {
             value: Some(value),
@@ -129,7 +130,8 @@ struct SinkState {
     out: Option<OutboundSender>,
     /// Where the terminal line goes; taken by `finish`.
     terminal: Option<UnboundedSender<Terminal>>,
-    progress: f64,
+    /// The last progress sent, if any.
+    progress: Option<f64>,
     status: StatusLine,
 }
 
@@ -172,7 +174,7 @@ impl CallSink {
             state: Mutex::new(SinkState {
                 out: Some(out),
                 terminal: Some(terminal),
-                progress: 0.0,
+                progress: None,
                 status: StatusLine::new(),
             }),
         }
@@ -293,16 +295,18 @@ impl CallContext {
             return false;
         };
         self.sink.notify(|state| {
-            let value = update.value.unwrap_or(state.progress + 1.0);
+            let value = update
+                .value
+                .unwrap_or_else(|| state.progress.map_or(1.0, |last| last + 1.0));
             let valid = value.is_finite()
-                && value > state.progress
+                && state.progress.is_none_or(|last| value > last)
                 && update
                     .total
                     .is_none_or(|total| total.is_finite() && total >= value);
             if !valid {
                 return None;
             }
-            state.progress = value;
+            state.progress = Some(value);
             let mut params = json!({
                 "progressToken": token,
                 "progress": number(value),
@@ -342,5 +346,63 @@ impl CallContext {
     /// waiting for the status delay; `false` if it was sent already or is not admitted.
     pub fn status_notice_now(&self) -> bool {
         self.sink.status_notice()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::protocol::ProtocolFamily;
+    use crate::mcp::transport::{QueueLimits, bounded};
+
+    fn context() -> (CallContext, crate::mcp::transport::OutboundReceiver) {
+        let (out, lines) = bounded(QueueLimits {
+            items: 64,
+            bytes: 1 << 20,
+        });
+        let (terminal, _) = tokio::sync::mpsc::unbounded_channel();
+        let call = CallIdentity {
+            key: CallKey(0),
+            id: RequestId::from_value(&json!(1)).unwrap(),
+            tool: "t".into(),
+            progress_token: Some(json!("p")),
+            log_policy: LogPolicy::Request(None),
+            client: ClientInfo {
+                family: ProtocolFamily::Modern,
+                name: None,
+            },
+        };
+        let sink = Arc::new(CallSink::new(call, out, terminal));
+        (CallContext::new(sink, CancellationToken::new()), lines)
+    }
+
+    fn progress_values(lines: &mut crate::mcp::transport::OutboundReceiver) -> Vec<Value> {
+        std::iter::from_fn(|| lines.try_recv())
+            .map(|line| {
+                serde_json::from_slice::<Value>(&line).unwrap()["params"]["progress"].clone()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn progress_may_start_at_zero_and_only_increases() {
+        let (ctx, mut lines) = context();
+        assert!(ctx.report(Progress::at(0.0, "none yet").of_total(4.0)));
+        assert!(!ctx.report(Progress::at(0.0, "again")));
+        assert!(ctx.progress("next"));
+        assert!(ctx.report(Progress::at(2.5, "a fraction")));
+        assert!(!ctx.report(Progress::at(3.0, "past the total").of_total(2.0)));
+        assert_eq!(
+            progress_values(&mut lines),
+            [json!(0), json!(1), json!(2.5)]
+        );
+    }
+
+    #[test]
+    fn a_finished_call_writes_nothing_more() {
+        let (ctx, mut lines) = context();
+        ctx.sink.finish(Vec::new());
+        assert!(!ctx.progress("late"));
+        assert!(progress_values(&mut lines).is_empty());
     }
 }

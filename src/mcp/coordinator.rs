@@ -9,16 +9,19 @@
 //!    integer ids never collide. Direct answers are queued as they are decided and own nothing.
 //! 2. Each admitted call is a task of its own (`call`) with its own cancellation token. Calls
 //!    overlap and answer in any order. At most `max_running_calls` run at once; later calls wait
-//!    their turn in admission order, and at most `max_waiting_calls` wait: past that the
-//!    coordinator reads no new message until one starts.
+//!    their turn in admission order. Waiting calls are bounded by count (`max_waiting_calls`)
+//!    and by the bytes of the lines they came from (`max_waiting_bytes`): at the bound the
+//!    coordinator still reads (so cancellations get through) until one more call is parked over
+//!    it, and then reads nothing until a call starts.
 //! 3. A [`Execution::Fence`] call starts only when no call is running (cancelled calls still
 //!    cleaning up included), and every later call waits until it has answered. Fences are not
 //!    cancellable.
 //! 4. Backpressure: the coordinator reads the next message only while the outbound queue has
 //!    room, so a client that stops reading stops being read.
 //! 5. End of input, a stop request or a closed output closes admission, cancels every
-//!    cancellable call, lets fences finish and waits for every call to end; [`Coordinator::run`]
-//!    then returns when that began, which is when the shutdown deadline starts.
+//!    cancellable call, lets fences finish and waits for every call to end. The moment admission
+//!    closes is reported at once (`Endings::admission_closed`): the shutdown deadline runs from
+//!    then, so a call that never ends cannot hold the server past it.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -42,6 +45,8 @@ struct Entry {
     sink: Arc<CallSink>,
     fence: bool,
     running: bool,
+    /// The bytes of the line it came from, counted while it waits.
+    bytes: usize,
 }
 
 pub(crate) struct Coordinator<H> {
@@ -53,16 +58,18 @@ pub(crate) struct Coordinator<H> {
     calls: HashMap<CallKey, Entry>,
     owners: HashMap<RequestId, CallKey>,
     waiting: VecDeque<(CallKey, oneshot::Sender<()>)>,
+    waiting_bytes: usize,
     running: usize,
     fence_running: bool,
     next_key: u64,
 }
 
-/// What ends admission.
+/// What ends admission, and whom to tell when it closed.
 pub(crate) struct Endings {
     pub(crate) terminals: mpsc::UnboundedReceiver<Terminal>,
     pub(crate) output_closed: oneshot::Receiver<()>,
     pub(crate) stop: oneshot::Receiver<()>,
+    pub(crate) admission_closed: oneshot::Sender<Instant>,
 }
 
 impl<H: ToolHost> Coordinator<H> {
@@ -82,20 +89,23 @@ impl<H: ToolHost> Coordinator<H> {
             calls: HashMap::new(),
             owners: HashMap::new(),
             waiting: VecDeque::new(),
+            waiting_bytes: 0,
             running: 0,
             fence_running: false,
             next_key: 0,
         }
     }
 
-    /// Serves until admission has closed and every call has ended; returns when admission closed.
-    pub(crate) async fn run(mut self, mut inbound: InboundReceiver, endings: Endings) -> Instant {
+    /// Serves until admission has closed and every call has ended.
+    pub(crate) async fn run(mut self, mut inbound: InboundReceiver, endings: Endings) {
         let Endings {
             mut terminals,
             mut output_closed,
             mut stop,
+            admission_closed,
         } = endings;
-        let mut closed_at = None;
+        let mut admission_closed = Some(admission_closed);
+        let mut closed_at: Option<Instant> = None;
         let mut output_open = true;
         let mut stop_open = true;
         loop {
@@ -103,7 +113,11 @@ impl<H: ToolHost> Coordinator<H> {
                 break;
             }
             let admitting = closed_at.is_none();
-            let can_read = admitting && self.waiting.len() < self.options.max_waiting_calls;
+            // `<=`: at the bound one more message is read, so a cancellation still gets through;
+            // a call read then is parked over the bound and reading stops.
+            let can_read = admitting
+                && self.waiting.len() <= self.options.max_waiting_calls
+                && self.waiting_bytes <= self.options.max_waiting_bytes;
             let out = self.out.clone();
             tokio::select! {
                 biased;
@@ -112,37 +126,40 @@ impl<H: ToolHost> Coordinator<H> {
                     output_open = false;
                     if closed.is_ok() && admitting {
                         tracing::debug!("output closed: shutting down quietly");
-                        closed_at = Some(self.close_admission());
+                        closed_at = Some(self.close_admission(&mut admission_closed));
                     }
                 }
                 stopped = &mut stop, if stop_open && admitting => {
                     stop_open = false;
                     if stopped.is_ok() {
                         tracing::debug!(calls = self.calls.len(), "stop requested: closing admission");
-                        closed_at = Some(self.close_admission());
+                        closed_at = Some(self.close_admission(&mut admission_closed));
                     }
                 }
-                item = async { out.ready().await; inbound.recv().await }, if can_read => match item {
-                    Some(item) => self.admit(item),
+                item = async { out.ready().await; inbound.recv_sized().await }, if can_read => match item {
+                    Some((item, bytes)) => self.admit(item, bytes),
                     None => {
                         tracing::debug!(calls = self.calls.len(), "end of input: closing admission");
-                        closed_at = Some(self.close_admission());
+                        closed_at = Some(self.close_admission(&mut admission_closed));
                     }
                 },
             }
         }
-        closed_at.expect("the loop ends only after admission closed")
     }
 
-    fn close_admission(&mut self) -> Instant {
+    fn close_admission(&mut self, tell: &mut Option<oneshot::Sender<Instant>>) -> Instant {
+        let now = Instant::now();
+        if let Some(tell) = tell.take() {
+            let _ = tell.send(now);
+        }
         let cancellable: Vec<RequestId> = self.owners.keys().cloned().collect();
         for id in cancellable {
             self.cancel(&id);
         }
-        Instant::now()
+        now
     }
 
-    fn admit(&mut self, item: Inbound) {
+    fn admit(&mut self, item: Inbound, bytes: usize) {
         let message = match item {
             Inbound::Message(Ok(message)) => message,
             Inbound::Message(Err(error)) => {
@@ -168,7 +185,7 @@ impl<H: ToolHost> Coordinator<H> {
         }
         match self.session.handle(message) {
             Action::Reply(response) => self.reply(response),
-            Action::Call(plan) => self.start_call(plan),
+            Action::Call(plan) => self.start_call(plan, bytes),
             Action::Cancel(id) => self.cancel(&id),
             Action::Ignore => {}
         }
@@ -181,7 +198,7 @@ impl<H: ToolHost> Coordinator<H> {
         self.out.push(line, bytes);
     }
 
-    fn start_call(&mut self, plan: CallPlan) {
+    fn start_call(&mut self, plan: CallPlan, bytes: usize) {
         let key = CallKey(self.next_key);
         self.next_key += 1;
         let fence = plan.execution == Execution::Fence;
@@ -204,7 +221,10 @@ impl<H: ToolHost> Coordinator<H> {
             self.host.admitted(&plan.tool, &plan.arguments, &ctx)
         }));
         if let Err(panic) = admitted {
-            // Answered like any panic of the host, and nothing of the call is kept.
+            // Answered like any panic of the host, and nothing of the call is kept: the sink
+            // gives up its senders (its terminal reaches no entry), so no context clone the host
+            // kept can write.
+            sink.finish(Vec::new());
             let error = call::internal_error(&plan.tool, &plan.id, panic.as_ref());
             return self.reply(Response::error(Some(plan.id), error));
         }
@@ -215,6 +235,7 @@ impl<H: ToolHost> Coordinator<H> {
         } else {
             let (tx, rx) = oneshot::channel();
             self.waiting.push_back((key, tx));
+            self.waiting_bytes += bytes;
             Some(rx)
         };
         self.owners.insert(plan.id.clone(), key);
@@ -226,6 +247,7 @@ impl<H: ToolHost> Coordinator<H> {
                 sink: sink.clone(),
                 fence,
                 running: start.is_none(),
+                bytes,
             },
         );
         let task = CallTask {
@@ -243,9 +265,17 @@ impl<H: ToolHost> Coordinator<H> {
         };
         let mut run = Box::pin(task.run(plan.arguments, start));
         // A call that is done on its first poll (most quick tools) answers from here, without a
-        // task switch; anything else continues as a task of its own.
-        if futures_util::FutureExt::now_or_never(&mut run).is_none() {
-            tokio::spawn(run);
+        // task switch; anything else continues as a task of its own. The task guards its own
+        // end (see `call`), so even a panic that escapes it cannot take the coordinator down.
+        let first_poll = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            futures_util::FutureExt::now_or_never(&mut run)
+        }));
+        match first_poll {
+            Ok(Some(())) => {}
+            Ok(None) => {
+                tokio::spawn(run);
+            }
+            Err(_) => tracing::error!("a call's task panicked on its first poll"),
         }
     }
 
@@ -276,6 +306,7 @@ impl<H: ToolHost> Coordinator<H> {
         if !entry.running {
             // Its start signal is dropped: the task ends without starting.
             self.waiting.retain(|(waiting, _)| *waiting != key);
+            self.waiting_bytes -= entry.bytes;
         }
     }
 
@@ -288,6 +319,10 @@ impl<H: ToolHost> Coordinator<H> {
         if entry.running {
             self.running -= 1;
             self.fence_running &= !entry.fence;
+        } else if let Some(at) = self.waiting.iter().position(|(waiting, _)| *waiting == key) {
+            // Ended while still waiting (its task failed before it could start).
+            self.waiting.remove(at);
+            self.waiting_bytes -= entry.bytes;
         }
         if self.owners.get(&entry.id) == Some(&key) {
             self.owners.remove(&entry.id);
@@ -313,6 +348,7 @@ impl<H: ToolHost> Coordinator<H> {
             let (key, start) = self.waiting.pop_front().expect("front exists");
             if let Some(entry) = self.calls.get_mut(&key) {
                 entry.running = true;
+                self.waiting_bytes -= entry.bytes;
             }
             self.running += 1;
             self.fence_running |= fence;

@@ -1,12 +1,14 @@
 //! JSON-RPC 2.0 envelopes as MCP uses them on stdio: one message per line, closed members.
 //!
 //! Contract:
-//! 1. [`decode`] never panics and never allocates more than the line it is given.
+//! 1. [`decode`] never panics, on any bytes.
 //! 2. A request has exactly `jsonrpc`, `id`, `method` and optionally `params`; a notification has
 //!    `jsonrpc`, `method` and optionally `params`. Anything else (an undeclared member, a client
 //!    response, a batch, a null or fractional id) is a [`DecodeError::Envelope`] carrying -32600 and,
 //!    where one could be read, the request id, so the answer can be correlated.
-//! 3. Bytes that are not JSON are -32700 with `id: null`.
+//! 3. Bytes that are not JSON are -32700 with `id: null`. JSON holding a number too large for a
+//!    float (`1e400`) is JSON all the same: if that number is the id it is -32600 with `id:
+//!    null` (not an id in range), and elsewhere it is [`DecodeError::Params`] (-32602) with the id.
 //! 4. Ids follow `ids`: strings and integers are distinct, and an integer id is the integer its
 //!    literal denotes (`1.0e1` is 10), decided on the literal's text, never on a rounded float. The
 //!    same holds for the `requestId` a cancellation names in its params.
@@ -17,7 +19,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub use super::ids::RequestId;
-use super::ids::{IdLiteral, MAX_INTEGER_ID, MIN_INTEGER_ID, is_rounded};
+use super::ids::{IdLiteral, is_rounded};
 
 /// JSON-RPC and MCP error codes this server emits.
 pub mod code {
@@ -76,6 +78,14 @@ pub enum DecodeError {
         /// What was wrong, for the client.
         message: String,
     },
+    /// A well-formed message whose params cannot be represented (a number out of range):
+    /// answered with -32602.
+    Params {
+        /// The id, when the message carried a readable one.
+        id: Option<RequestId>,
+        /// What was wrong, for the client.
+        message: String,
+    },
 }
 
 impl DecodeError {
@@ -89,6 +99,9 @@ impl DecodeError {
             DecodeError::Envelope { id, message } => {
                 Response::error(id, ErrorObject::new(code::INVALID_REQUEST, message))
             }
+            DecodeError::Params { id, message } => {
+                Response::error(id, ErrorObject::invalid_params(message))
+            }
         }
     }
 
@@ -96,15 +109,17 @@ impl DecodeError {
     pub fn id(&self) -> Option<&RequestId> {
         match self {
             DecodeError::Parse(_) => None,
-            DecodeError::Envelope { id, .. } => id.as_ref(),
+            DecodeError::Envelope { id, .. } | DecodeError::Params { id, .. } => id.as_ref(),
         }
     }
 }
 
 /// Decodes one line (without its terminator) into a message.
 pub fn decode(line: &[u8]) -> Result<Incoming, DecodeError> {
-    let value: Value =
-        serde_json::from_slice(line).map_err(|e| DecodeError::Parse(e.to_string()))?;
+    let value: Value = match serde_json::from_slice(line) {
+        Ok(value) => value,
+        Err(e) => return Err(unrepresentable(line).unwrap_or(DecodeError::Parse(e.to_string()))),
+    };
     let rounded = is_rounded(value.get("id"))
         || is_rounded(value.get("params").and_then(|p| p.get("requestId")));
     let literal = if rounded {
@@ -113,6 +128,31 @@ pub fn decode(line: &[u8]) -> Result<Incoming, DecodeError> {
         IdLiteral::default()
     };
     classify(value, literal)
+}
+
+/// For JSON that `serde_json` cannot hold as a [`Value`] (a number beyond a float's range):
+/// the error its id and members call for. `None` when the line is not JSON at all.
+fn unrepresentable(line: &[u8]) -> Option<DecodeError> {
+    // Raw values are read without converting numbers, so only real syntax errors fail here.
+    let members: std::collections::HashMap<String, &serde_json::value::RawValue> =
+        serde_json::from_slice(line).ok()?;
+    let id = match members.get("id").map(|raw| raw.get()) {
+        None => None,
+        Some(text) => match serde_json::from_str::<Value>(text)
+            .ok()
+            .and_then(|value| RequestId::from_literal(&value, Some(text)))
+        {
+            Some(id) => Some(id),
+            // The id is the number out of range (or otherwise not an id).
+            None => return Some(envelope(None, ID_RULE)),
+        },
+    };
+    Some(DecodeError::Params {
+        id,
+        message: "a number in this message is beyond the range of a 64-bit float; \
+                  send numbers between -1.7e308 and 1.7e308"
+            .into(),
+    })
 }
 
 /// Decodes an already-parsed JSON value into a message. Numbers that were parsed as floats are
@@ -146,10 +186,7 @@ fn classify(value: Value, literal: IdLiteral<'_>) -> Result<Incoming, DecodeErro
         && id.is_none()
     {
         let message = match raw {
-            Value::Number(_) => format!(
-                "a request id must be a string or an integer from {MIN_INTEGER_ID} to {MAX_INTEGER_ID}; \
-                 this number is fractional or out of that range"
-            ),
+            Value::Number(_) => ID_RULE.to_owned(),
             other => format!(
                 "a request id must be a string or an integer, not {}",
                 kind_of(other)
@@ -205,6 +242,10 @@ fn exact_request_id_param(object: &mut Map<String, Value>, literal: Option<&str>
         *slot = RequestId::from_literal(slot, literal).map_or(Value::Null, |id| id.to_value());
     }
 }
+
+/// What a numeric id that is not one is told.
+const ID_RULE: &str = "a request id must be a string or an integer from -9223372036854775808 \
+                       to 18446744073709551615; this number is fractional or out of that range";
 
 fn envelope(id: Option<RequestId>, message: impl Into<String>) -> DecodeError {
     DecodeError::Envelope {
@@ -420,6 +461,28 @@ mod tests {
     fn notifications_may_not_carry_an_id_member_of_null() {
         let err = decode_str(r#"{"jsonrpc":"2.0","id":null,"method":"notifications/initialized"}"#);
         assert!(matches!(err, Err(DecodeError::Envelope { id: None, .. })));
+    }
+
+    #[test]
+    fn the_id_rule_names_the_accepted_range() {
+        use super::super::ids::{MAX_INTEGER_ID, MIN_INTEGER_ID};
+        assert!(ID_RULE.contains(&MIN_INTEGER_ID.to_string()));
+        assert!(ID_RULE.contains(&MAX_INTEGER_ID.to_string()));
+    }
+
+    #[test]
+    fn numbers_beyond_a_float_are_not_parse_errors() {
+        let id_out_of_range = decode_str(r#"{"jsonrpc":"2.0","id":1e400,"method":"ping"}"#);
+        assert!(matches!(
+            id_out_of_range,
+            Err(DecodeError::Envelope { id: None, .. })
+        ));
+        let param = decode_str(r#"{"jsonrpc":"2.0","id":"a","method":"m","params":{"x":-1e999}}"#);
+        assert!(matches!(
+            param,
+            Err(DecodeError::Params { id: Some(_), .. })
+        ));
+        assert!(matches!(decode_str("{1e400}"), Err(DecodeError::Parse(_))));
     }
 
     #[test]

@@ -4,10 +4,12 @@
 //! 1. The server runs until end of input, a closed output, or the first stop request (a
 //!    termination signal); each closes admission the same orderly way (see `coordinator`). Then
 //!    the host's [`ToolHost::shutdown`] runs and the writer drains what is queued.
-//! 2. All of that must finish within [`ServerOptions::shutdown_timeout`] of the moment admission
-//!    closed. At the deadline, what could not be written is dropped, [`ToolHost::kill`] ends what
-//!    the host owns, and serving returns [`Exit::DeadlineExceeded`]. A second stop request ends
-//!    it at once the same way ([`Exit::Stopped`]).
+//! 2. All of that (ending running calls included) must finish within
+//!    [`ServerOptions::shutdown_timeout`] of the moment admission closed. At the deadline, what
+//!    could not be written is dropped, [`ToolHost::kill`] ends what the host owns, and serving
+//!    returns [`Exit::DeadlineExceeded`]. A stop request once shutdown has begun (a second
+//!    signal, or a first one after end of input) ends it at once the same way
+//!    ([`Exit::Stopped`]).
 //! 3. Nothing is unbounded: inbound and outbound queues, running calls and waiting calls all
 //!    have limits (see `transport::queue` and `coordinator`).
 
@@ -33,6 +35,8 @@ pub const DEFAULT_STATUS_DELAY: Duration = Duration::from_secs(2);
 pub const DEFAULT_MAX_RUNNING_CALLS: usize = 32;
 /// The default number of admitted calls that wait for their turn before input stops being read.
 pub const DEFAULT_MAX_WAITING_CALLS: usize = 1024;
+/// The default bytes (of the lines they came from) that waiting calls may hold.
+pub const DEFAULT_MAX_WAITING_BYTES: usize = 64 * 1024 * 1024;
 /// The default time from the start of shutdown to a forced exit.
 pub const DEFAULT_SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(5);
 /// The default time a cancelled call's host future keeps running to clean up.
@@ -62,6 +66,8 @@ pub struct ServerOptions {
     pub max_running_calls: usize,
     /// How many admitted calls may wait for their turn before input stops being read.
     pub max_waiting_calls: usize,
+    /// How many bytes (of the lines they came from) waiting calls may hold.
+    pub max_waiting_bytes: usize,
     /// How long shutdown may take from the moment admission closes.
     pub shutdown_timeout: Duration,
     /// How long a cancelled call's host future keeps being polled so it can clean up.
@@ -77,6 +83,7 @@ impl ServerOptions {
             status_delay: DEFAULT_STATUS_DELAY,
             max_running_calls: DEFAULT_MAX_RUNNING_CALLS,
             max_waiting_calls: DEFAULT_MAX_WAITING_CALLS,
+            max_waiting_bytes: DEFAULT_MAX_WAITING_BYTES,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             cancel_grace: DEFAULT_CANCEL_GRACE,
         }
@@ -90,16 +97,19 @@ pub enum Exit {
     Completed,
     /// The shutdown deadline passed: unwritten output was dropped and the host killed.
     DeadlineExceeded,
-    /// A second stop request arrived during shutdown: the host was killed at once.
+    /// A stop request arrived during shutdown: the host was killed at once.
     Stopped(Stop),
+    /// The server failed internally (a bug): what could be was shut down, and it exits non-zero.
+    Failed,
 }
 
 impl Exit {
-    /// The process exit status this ending maps to: 0, 3, or 128 + the signal number.
+    /// The process exit status this ending maps to: 0, 3, 4, or 128 + the signal number.
     pub fn code(self) -> u8 {
         match self {
             Exit::Completed => 0,
             Exit::DeadlineExceeded => 3,
+            Exit::Failed => 4,
             Exit::Stopped(stop) => 128 + stop.signal_number(),
         }
     }
@@ -215,27 +225,20 @@ where
     let session = Session::new(options.identity.clone(), catalog);
     let coordinator = Coordinator::new(session, host.clone(), options, out, terminals_tx);
     let (stop_tx, stop) = oneshot::channel();
-    let (began_tx, began) = oneshot::channel::<Instant>();
+    let (admission_closed, began) = oneshot::channel::<Instant>();
     let endings = Endings {
         terminals,
         output_closed,
         stop,
+        admission_closed,
     };
     // The coordinator runs as a task of its own, not on the caller's `block_on` thread, so the
     // calls it spawns start on the same worker without a cross-thread wake-up.
-    let coordinator = tokio::spawn(async move {
-        let began = coordinator.run(inbound, endings).await;
-        let _ = began_tx.send(began);
-    });
-    let orderly = async move {
-        if let Err(panic) = coordinator.await {
-            tracing::error!(%panic, "the coordinator failed");
-        }
-    };
+    let coordinator = tokio::spawn(coordinator.run(inbound, endings));
     let mut stop_tx = Some(stop_tx);
     let mut stops_open = true;
     let mut began = pin!(began);
-    // Phase one: serving, until admission closes (the coordinator says when).
+    // Phase one: serving, until admission closes (the coordinator says when, at once).
     let began = loop {
         tokio::select! {
             began = &mut began => break began.unwrap_or_else(|_| Instant::now()),
@@ -254,12 +257,16 @@ where
             },
         }
     };
-    // Phase two: the rest of shutdown, within the deadline.
-    let deadline = began + shutdown_timeout;
+    // Phase two: the rest of shutdown (ending calls, the host, the output), within the deadline.
+    // A termination signal now, whatever closed admission, ends the server at once.
+    let deadline = began
+        .checked_add(shutdown_timeout)
+        .unwrap_or_else(|| began + Duration::from_secs(86_400 * 365));
     let rest = async {
-        orderly.await;
+        let coordinator_failed = coordinator.await.is_err();
         host.shutdown(deadline).await;
         transport.finished().await;
+        coordinator_failed
     };
     let second_stop = async {
         if stops_open && let Some(stop) = stops.next().await {
@@ -268,7 +275,12 @@ where
         std::future::pending().await
     };
     tokio::select! {
-        () = rest => Ok(Exit::Completed),
+        failed = rest => if failed {
+            tracing::error!("the coordinator failed; the server ends");
+            Ok(Exit::Failed)
+        } else {
+            Ok(Exit::Completed)
+        },
         () = tokio::time::sleep_until(deadline.into()) => {
             tracing::warn!("shutdown did not finish within {shutdown_timeout:?}: killing the host and dropping unwritten output");
             host.kill();

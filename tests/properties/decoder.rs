@@ -19,10 +19,15 @@ fn check_decoded(
     decoded: &Result<Incoming, DecodeError>,
 ) -> Result<(), TestCaseError> {
     let parsed = serde_json::from_slice::<Value>(bytes);
+    // JSON with a number beyond a float (`1e400`) is JSON that serde_json cannot hold.
+    let out_of_range = parsed
+        .as_ref()
+        .is_err_and(|e| e.to_string().contains("number out of range"));
     match decoded {
         Err(DecodeError::Parse(_)) => {
             prop_assert!(parsed.is_err(), "JSON reported as a parse error")
         }
+        Err(DecodeError::Params { .. } | DecodeError::Envelope { .. }) if out_of_range => {}
         _ => prop_assert!(parsed.is_ok(), "non-JSON accepted: {decoded:?}"),
     }
     if let Err(error) = decoded {
@@ -34,6 +39,7 @@ fn check_decoded(
         let expected_code = match error {
             DecodeError::Parse(_) => code::PARSE_ERROR,
             DecodeError::Envelope { .. } => code::INVALID_REQUEST,
+            DecodeError::Params { .. } => code::INVALID_PARAMS,
         };
         prop_assert_eq!(&answer["error"]["code"], &json!(expected_code));
     }

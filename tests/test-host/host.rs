@@ -34,7 +34,6 @@ pub const GATE_DIR_ENV: &str = "LEAN_BEAM_MCP_TEST_GATES";
 struct Counters {
     running: AtomicUsize,
     fence_running: AtomicBool,
-    shut_down: AtomicBool,
 }
 
 /// Counts a call as running in the host for as long as it lives (dropped on cancellation too).
@@ -79,12 +78,6 @@ impl TestHost {
     pub fn hanging_shutdown(mut self) -> Self {
         self.hang_shutdown = true;
         self
-    }
-
-    /// Whether `shutdown` has run.
-    #[allow(dead_code)]
-    pub fn shut_down_flag(&self) -> bool {
-        self.counters.shut_down.load(Ordering::SeqCst)
     }
 
     fn wait_gate(&self, gate: &str) -> impl Future<Output = ()> + Send + use<> {
@@ -192,7 +185,11 @@ impl ToolHost for TestHost {
             ),
             spec(
                 "panic",
-                json!({"message": {"type": "string"}, "early": {"type": "boolean"}}),
+                json!({
+                    "message": {"type": "string"},
+                    "early": {"type": "boolean"},
+                    "admitting": {"type": "boolean"}
+                }),
                 &[],
             ),
             spec(
@@ -225,6 +222,15 @@ impl ToolHost for TestHost {
     }
 
     fn admitted(&self, tool: &str, arguments: &Value, ctx: &CallContext) {
+        if tool == "panic" && flag(arguments, "admitting") {
+            // Keeps a clone of the context alive, then panics: the clone must be inert.
+            let kept = ctx.clone();
+            tokio::spawn(async move {
+                std::future::pending::<()>().await;
+                drop(kept);
+            });
+            panic!("{}", str_arg(arguments, "message"));
+        }
         if let Some(path) = arguments.get("path").and_then(Value::as_str) {
             ctx.set_status("running", Some(path));
         }
@@ -363,7 +369,6 @@ impl ToolHost for TestHost {
     }
 
     async fn shutdown(&self, deadline: Instant) {
-        self.counters.shut_down.store(true, Ordering::SeqCst);
         if let Some(mark) = &self.shutdown_mark {
             let seconds = deadline.saturating_duration_since(Instant::now()).as_secs();
             let text = format!("shut down with {seconds} s left");

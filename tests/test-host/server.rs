@@ -2,6 +2,7 @@
 //! Built only with `--features test-host`; the suites drive it like the real binary.
 //!
 //! Flags: `--max-message-bytes N`, `--status-delay-ms N`, `--max-running-calls N`,
+//! `--max-waiting-calls N`,
 //! `--shutdown-timeout-ms N`, `--cancel-grace-ms N`, `--hang-shutdown` (the host's shutdown never
 //! returns). Gates: `LEAN_BEAM_MCP_TEST_GATES`. When `LEAN_BEAM_MCP_TEST_SHUTDOWN_MARK` names a
 //! file, the host's `shutdown` creates it, so a suite can see that end of input reached the host.
@@ -35,6 +36,8 @@ fn main() -> ExitCode {
         status_delay: millis("--status-delay-ms", defaults.status_delay),
         max_running_calls: flag(&args, "--max-running-calls")
             .map_or(defaults.max_running_calls, |n| n as usize),
+        max_waiting_calls: flag(&args, "--max-waiting-calls")
+            .map_or(defaults.max_waiting_calls, |n| n as usize),
         shutdown_timeout: millis("--shutdown-timeout-ms", defaults.shutdown_timeout),
         cancel_grace: millis("--cancel-grace-ms", defaults.cancel_grace),
         ..defaults

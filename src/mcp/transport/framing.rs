@@ -227,6 +227,7 @@ pub(super) mod tests {
             Inbound::Message(Ok(Incoming::Notification(n))) => format!("note {}", n.method),
             Inbound::Message(Err(DecodeError::Parse(_))) => "parse".into(),
             Inbound::Message(Err(DecodeError::Envelope { .. })) => "envelope".into(),
+            Inbound::Message(Err(DecodeError::Params { .. })) => "params".into(),
             Inbound::Oversized { limit } => format!("oversized {limit}"),
         }
     }

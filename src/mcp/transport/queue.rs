@@ -2,10 +2,11 @@
 //!
 //! Contract:
 //! 1. Nothing grows without bound: [`QueueSender::ready`] completes only while the queue holds
-//!    fewer items and fewer bytes than its limits, and a producer that waits on it before every
-//!    [`QueueSender::push`] (the stdin reader, the coordinator before reading a message) keeps the
-//!    queue within its limits plus what it owes (one line larger than the byte limit is accepted
-//!    into an empty queue, so no single message can wedge it).
+//!    fewer items and fewer bytes than its limits. The stdin reader waits on it before every
+//!    push, so the inbound queue stays within its limits (one line larger than the byte limit is
+//!    accepted into an empty queue, so no single message can wedge it); the coordinator waits on
+//!    the outbound queue before reading each message, so that queue exceeds its limits by no more
+//!    than what admitted calls owe (see 2).
 //! 2. [`QueueSender::push`] always queues while the receiver lives: it is for lines the protocol
 //!    owes (an answer to an admitted call), which are bounded by the number of admitted calls.
 //!    [`QueueSender::offer`] queues only while there is room, and is for lines that may be dropped
@@ -157,6 +158,13 @@ impl<T> QueueReceiver<T> {
         let (item, cost) = self.rx.blocking_recv()?;
         self.room.give_back(cost);
         Some(item)
+    }
+
+    /// As [`Self::recv`], with the bytes the item was queued with.
+    pub async fn recv_sized(&mut self) -> Option<(T, usize)> {
+        let (item, cost) = self.rx.recv().await?;
+        self.room.give_back(cost);
+        Some((item, cost - ITEM_OVERHEAD))
     }
 
     /// The next item if one is queued now.

@@ -2,8 +2,8 @@
 //!
 //! MCP clients close stdin first and send SIGTERM only if the server lingers; an interactive user
 //! presses Ctrl-C. The first signal is treated as end of input (calls are cancelled, fences
-//! finish, the host shuts its children down, all within the shutdown deadline); a second one ends
-//! the process at once. [`termination_signals`] yields every signal as a [`Stop`].
+//! finish, the host shuts its children down, all within the shutdown deadline); a signal once
+//! shutdown has begun (a second one, or one after end of input) ends the process at once. [`termination_signals`] yields every signal as a [`Stop`].
 
 use futures_util::Stream;
 
