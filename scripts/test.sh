@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The one test command: formatting, lints, every Rust suite (unit, transcript, property, load,
-# bridge, rmcp client), then the external lanes: the official MCP conformance suites through the
+# bridge, rmcp client, the Lean host against the fake Lean), the real-Lean lane (skipped by name
+# without a `lake` on PATH), then the external lanes: the official MCP conformance suites through the
 # HTTP bridge and the official SDK clients over stdio. The lanes install what they need
 # (Node 24 and Python mcp from PyPI, npm packages from conformance/package-lock.json) under
 # target/lanes/ via scripts/lib/lanes.sh.
@@ -21,8 +22,14 @@ cargo fmt --all -- --check
 echo "== cargo clippy (all targets, all features, -D warnings)"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
 
+echo "== cargo build (workspace, all features: the fake lake the Lean host suites drive)"
+cargo build --workspace --all-features --locked
+
 echo "== cargo test (workspace, all features)"
 cargo test --workspace --all-features --locked
+
+echo "== real-Lean lane (the Lean host scenarios against a real lake, where one is on PATH)"
+scripts/test-real-lean.sh
 
 echo "== MCP conformance 0.1.16 at 2025-11-25 (legacy bridge)"
 scripts/test-mcp-conformance.sh

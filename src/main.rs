@@ -1,10 +1,11 @@
 //! The `lean-beam-mcp` binary: parse flags, send operational logs to stderr, serve MCP on stdio.
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use lean_beam_mcp::lean::{LeanHost, server_identity};
+use lean_beam_mcp::lean::{DEFAULT_LEAN_TIMEOUT, HostOptions, LeanHost, server_identity};
 use lean_beam_mcp::mcp::transport::{log_to_stderr, termination_signals};
 use lean_beam_mcp::mcp::{
     DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RUNNING_CALLS, ServerOptions, serve_stdio_until,
@@ -48,6 +49,23 @@ struct Cli {
     #[arg(long, value_name = "MS", default_value_t = 5000,
           value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     shutdown_timeout_ms: u64,
+
+    /// The `lake` executable that runs `lake serve` (by default `lake` on PATH, as elan
+    /// installs it).
+    #[arg(
+        long,
+        value_name = "PATH",
+        env = "LEAN_BEAM_LAKE",
+        default_value = "lake"
+    )]
+    lake: PathBuf,
+
+    /// Milliseconds any single wait for Lean may take (a request, a diagnostics barrier, the
+    /// server's start) before the call fails with leanTimeout; calls can be cancelled sooner.
+    #[arg(long, value_name = "MS", env = "LEAN_BEAM_LEAN_TIMEOUT_MS",
+          default_value_t = DEFAULT_LEAN_TIMEOUT.as_millis() as u64,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    lean_timeout_ms: u64,
 }
 
 fn main() -> ExitCode {
@@ -59,6 +77,11 @@ fn main() -> ExitCode {
         max_running_calls: usize::try_from(cli.max_running_calls).unwrap_or(usize::MAX),
         shutdown_timeout: Duration::from_millis(cli.shutdown_timeout_ms),
         ..ServerOptions::new(server_identity())
+    };
+    let host_options = HostOptions {
+        lake: cli.lake,
+        lean_timeout: Duration::from_millis(cli.lean_timeout_ms),
+        ..HostOptions::default()
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -73,7 +96,7 @@ fn main() -> ExitCode {
     let served = runtime.block_on(async {
         // Installed before anything is read: see `termination_signals`.
         let stops = termination_signals();
-        serve_stdio_until(LeanHost::new(), options, stops).await
+        serve_stdio_until(LeanHost::new(host_options), options, stops).await
     });
     // Whatever is still blocked (a writer facing a client that stopped reading) is abandoned.
     runtime.shutdown_background();

@@ -66,3 +66,31 @@ fn the_readme_flag_table_matches_help() {
         .join("\n");
     assert_eq!(flags(&table), documented, "README flag table vs --help");
 }
+
+/// The README's first `lean_sync`, run as it says (against the fake Lean: no toolchain here).
+#[test]
+fn the_readme_lean_sync_example_works() {
+    assert!(README.contains(
+        r#"{ sed "s|ROOT|$PWD/tests/fixtures/lean-project|" examples/lean-sync.jsonl; sleep 60; } | cargo run --release --quiet"#
+    ));
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lean-project");
+    let input = include_str!("../examples/lean-sync.jsonl").replace("ROOT", root);
+    let fake = std::path::Path::new(support::server_bin())
+        .parent()
+        .unwrap()
+        .join("fake-lake");
+    let mut server = support::McpProcess::server(&["--lake", fake.to_str().unwrap()]);
+    for line in input.lines() {
+        server.send_raw(line);
+    }
+    let sync = server.response(&serde_json::json!(1));
+    let goals = server.response(&serde_json::json!(2));
+    let sync = &sync["result"]["structuredContent"];
+    assert_eq!(sync["version"], 1, "{sync}");
+    assert_eq!(sync["readiness"]["save_ready"], true);
+    assert_eq!(
+        goals["result"]["structuredContent"]["goals"][0]["target"], "p",
+        "{goals}"
+    );
+    server.finish_clean();
+}

@@ -1,13 +1,36 @@
-//! The Lean host: the tools lean-beam-mcp offers, behind the [`ToolHost`] seam of the MCP core.
+//! The Lean host: the tools lean-beam-mcp offers, behind the [`ToolHost`] seam of the MCP core,
+//! driving the user's own Lean through stock `lake serve` (no plugin).
 //!
-//! Today it serves the process-wide tool `beam_version`; the Lean workspace runtime (`lake serve`
-//! children, the document mirror, the Lean tools) plugs in here without the core changing.
+//! One runtime per workspace root (`registry`, `runtime`): a `lake serve` child in its own
+//! process group (`process`), an LSP client over it (`lsp`), and the mirror of the documents it
+//! was given (`documents`, `diagnostics`). Tools (`tools`) resolve their workspace, file,
+//! version and position (`call`), ask Lean, and report progress while they wait (`progress`).
+//! Failures are `error`'s codes; `stats` counts everything.
 
+mod call;
+mod diagnostics;
+mod documents;
+mod error;
+mod lsp;
+mod options;
+mod process;
+mod progress;
+mod registry;
+mod runtime;
+mod state;
+mod stats;
 pub mod tools;
+mod workspace;
+
+use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::mcp::{CallContext, ServerIdentity, ToolError, ToolHost, ToolResult, ToolSpec};
+use crate::mcp::{CallContext, ServerIdentity, ToolHost, ToolResult, ToolSpec};
+
+pub use options::{DEFAULT_LEAN_TIMEOUT, HostOptions};
+use state::HostState;
 
 /// Instructions sent to clients in `initialize` and `server/discover`.
 pub const INSTRUCTIONS: &str =
@@ -23,29 +46,52 @@ pub fn server_identity() -> ServerIdentity {
 }
 
 /// The host the binary serves.
-#[derive(Debug, Default)]
-pub struct LeanHost {}
+#[derive(Debug, Clone)]
+pub struct LeanHost {
+    state: Arc<HostState>,
+}
 
 impl LeanHost {
     /// A host with no Lean runtime started.
-    pub fn new() -> Self {
-        LeanHost {}
+    pub fn new(options: HostOptions) -> Self {
+        LeanHost {
+            state: Arc::new(HostState::new(options)),
+        }
     }
 }
 
 impl ToolHost for LeanHost {
     fn tools(&self) -> Vec<ToolSpec> {
-        vec![tools::version::spec()]
+        tools::catalog()
     }
 
-    async fn call(&self, tool: &str, _arguments: Value, _ctx: CallContext) -> ToolResult {
-        match tool {
-            tools::version::NAME => Ok(tools::version::identity(false)),
-            // The core only dispatches names from `tools()`; reaching this is a host bug.
-            other => Err(ToolError::new(
-                "internalError",
-                format!("{other} is listed but not implemented"),
-            )),
+    fn admitted(&self, tool: &str, arguments: &Value, ctx: &CallContext) {
+        if tools::is_quiet(tool) {
+            return;
         }
+        let path = arguments.get("path").and_then(Value::as_str);
+        if let Some(path) = path {
+            ctx.set_status("running", Some(path));
+        }
+        ctx.progress(match (tool, path) {
+            (tools::admin::DROP, _) => "lean_drop_workspace: preparing workspace eviction".into(),
+            (_, Some(path)) => format!("{tool} on {path}: preparing the Lean workspace"),
+            (_, None) => format!("{tool}: preparing the Lean workspace"),
+        });
+    }
+
+    async fn call(&self, tool: &str, arguments: Value, ctx: CallContext) -> ToolResult {
+        tools::dispatch(&self.state, tool, arguments, &ctx)
+            .await
+            .map_err(Into::into)
+    }
+
+    async fn shutdown(&self, deadline: Instant) {
+        let _ = tokio::time::timeout_at(deadline.into(), self.state.registry.shutdown_all()).await;
+        self.state.registry.kill_all();
+    }
+
+    fn kill(&self) {
+        self.state.registry.kill_all();
     }
 }

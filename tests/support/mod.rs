@@ -85,8 +85,14 @@ pub fn redact(value: &mut Value) {
             object.remove("source_dirty");
             for (key, field) in object.iter_mut() {
                 match key.as_str() {
-                    "server_binary" | "rustc" | "target" | "profile" => {
-                        *field = json!(format!("[{key}]"));
+                    "server_binary" => *field = json!("[server_binary]"),
+                    // The build a binary reports (beam_version), and only that.
+                    "build" if field.is_object() => {
+                        for part in ["rustc", "target", "profile"] {
+                            if let Some(value) = field.get_mut(part) {
+                                *value = json!(format!("[{part}]"));
+                            }
+                        }
                     }
                     "text" => {
                         if let Some(text) = field.as_str()
@@ -147,6 +153,8 @@ pub struct McpProcess {
     held: VecDeque<Value>,
     transcript: Vec<String>,
     gates: Option<tempfile::TempDir>,
+    /// Machine-specific text (a temporary directory) replaced in everything recorded.
+    replacements: Vec<(String, String)>,
 }
 
 impl McpProcess {
@@ -219,7 +227,23 @@ impl McpProcess {
             held: VecDeque::new(),
             transcript: Vec::new(),
             gates,
+            replacements: Vec::new(),
         }
+    }
+
+    /// From now on, `text` (a temporary directory, say) is recorded and returned as
+    /// `placeholder`, so transcripts are the same on every machine.
+    pub fn replace(&mut self, text: &str, placeholder: &str) {
+        self.replacements
+            .push((text.to_owned(), placeholder.to_owned()));
+    }
+
+    fn replaced(&self, line: &str) -> String {
+        let mut line = line.to_owned();
+        for (text, placeholder) in &self.replacements {
+            line = line.replace(text, placeholder);
+        }
+        line
     }
 
     /// The operating-system process id.
@@ -248,7 +272,8 @@ impl McpProcess {
 
     /// Sends raw text followed by a newline, recorded as is.
     pub fn send_raw(&mut self, line: &str) {
-        self.transcript.push(format!("→ {line}"));
+        let recorded = self.replaced(line);
+        self.transcript.push(format!("→ {recorded}"));
         self.write_bytes(format!("{line}\n").as_bytes());
     }
 
@@ -291,6 +316,7 @@ impl McpProcess {
             }
             Err(RecvTimeoutError::Disconnected) => return None,
         };
+        let line = self.replaced(&line);
         let mut value: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line:?}"));
         redact(&mut value);

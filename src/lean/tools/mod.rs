@@ -1,3 +1,118 @@
-//! The host's tools, one file per family. Each file owns its specs and its implementations.
+//! The host's tools, one file per family; each file owns its catalog entries and their
+//! implementations. This file puts the catalog in its documented order and routes calls.
+//!
+//! Contract: every workspace-bound call validates its workspace first (nothing starts for an
+//! invalid one), is recorded once in the statistics with its outcome and latency (a call that
+//! is cancelled counts as cancelled), and its result echoes the canonical workspace descriptor.
 
+pub mod admin;
+pub mod documents;
+pub mod goals;
+pub mod navigation;
+pub mod schema;
 pub mod version;
+
+use std::time::Instant;
+
+use serde_json::Value;
+
+use super::call::LeanCall;
+use super::error::{HostError, code};
+use super::state::HostState;
+use super::stats::Outcome;
+use super::workspace::WorkspaceRoot;
+use crate::mcp::{CallContext, ToolSpec};
+
+/// Every tool, in listing order.
+pub fn catalog() -> Vec<ToolSpec> {
+    let mut tools = vec![version::spec(), admin::stats_spec(), admin::drop_spec()];
+    tools.extend(navigation::specs());
+    tools.push(goals::spec());
+    tools.extend(documents::specs());
+    tools
+}
+
+/// Whether a tool is process-wide (reports nothing while it runs).
+pub fn is_quiet(tool: &str) -> bool {
+    matches!(tool, version::NAME | admin::STATS)
+}
+
+/// Runs one call.
+pub async fn dispatch(
+    state: &HostState,
+    tool: &str,
+    arguments: Value,
+    ctx: &CallContext,
+) -> Result<Value, HostError> {
+    match tool {
+        version::NAME => Ok(version::identity(state.registry.is_active())),
+        admin::STATS => Ok(admin::stats(state)),
+        admin::DROP => admin::drop_workspace(state, &arguments).await,
+        _ => {
+            let mut call = LeanCall::new(ctx, &arguments)?;
+            let recorded = Recorded::new(state, &call.root, tool);
+            let result = match tool {
+                goals::GOALS => goals::call(state, &mut call).await,
+                documents::UPDATE | documents::SYNC | documents::REFRESH | documents::CLOSE => {
+                    documents::call(tool, state, &mut call).await
+                }
+                _ if tool.starts_with("lean_") => navigation::call(tool, state, &mut call).await,
+                other => Err(HostError::new(
+                    code::INTERNAL_ERROR,
+                    format!("{other} is listed but not implemented"),
+                )),
+            };
+            recorded.finish(match &result {
+                Ok(_) => Outcome::Success,
+                Err(error) => Outcome::Error(error.code),
+            });
+            result.map(|value| call.finish(value))
+        }
+    }
+}
+
+/// Records a call in the statistics when it ends; a call dropped before it ended (cancelled)
+/// is recorded as cancelled.
+struct Recorded<'a> {
+    state: &'a HostState,
+    root: WorkspaceRoot,
+    op: &'a str,
+    started: Instant,
+    done: bool,
+}
+
+impl<'a> Recorded<'a> {
+    fn new(state: &'a HostState, root: &WorkspaceRoot, tool: &'a str) -> Self {
+        Recorded {
+            state,
+            root: root.clone(),
+            op: tool.strip_prefix("lean_").unwrap_or(tool),
+            started: Instant::now(),
+            done: false,
+        }
+    }
+
+    fn finish(mut self, outcome: Outcome) {
+        self.done = true;
+        let outcome = match outcome {
+            Outcome::Error(code::REQUEST_CANCELLED) => Outcome::Cancelled,
+            other => other,
+        };
+        self.state
+            .stats
+            .record(&self.root, self.op, outcome, self.started.elapsed());
+    }
+}
+
+impl Drop for Recorded<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.state.stats.record(
+                &self.root,
+                self.op,
+                Outcome::Cancelled,
+                self.started.elapsed(),
+            );
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! What every workspace-bound Lean tool call does first and last: resolve its workspace and
+//! runtime, its file, its document version and position; then give its result the canonical
+//! workspace descriptor (and a note when Lean was restarted for it).
+//!
+//! Contract:
+//! 1. The workspace descriptor is validated before anything is started ([`LeanCall::new`]).
+//! 2. Waiting for a runtime to start is cancellable, and reports a progress step.
+//! 3. `path` is relative to the workspace root unless absolute; it must name an existing `.lean`
+//!    file (`invalidParams` otherwise, naming the path).
+//! 4. A snapshot-bound call's `version` must be the document's current version once the file
+//!    has been re-read from disk; otherwise `contentModified` with
+//!    `{reason: "documentVersionMismatch", expectedVersion, currentVersion, uri, path}`.
+//! 5. A position must lie inside the document (`line` at most the last line, `character` at
+//!    most the line's UTF-16 length); otherwise `invalidParams`.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+use super::documents::Document;
+use super::error::{HostError, code};
+use super::registry::{Acquired, Registry};
+use super::runtime::{Runtime, Synced};
+use super::workspace::WorkspaceRoot;
+use crate::mcp::CallContext;
+
+/// One workspace-bound call, as its tool sees it.
+pub struct LeanCall<'a> {
+    /// The MCP call.
+    pub ctx: &'a CallContext,
+    /// Its arguments (already valid against the tool's schema).
+    pub args: &'a Value,
+    /// Its workspace, canonical.
+    pub root: WorkspaceRoot,
+    /// Cancelled with the call.
+    pub cancel: CancellationToken,
+    note: Option<String>,
+}
+
+impl<'a> LeanCall<'a> {
+    /// Validates the call's workspace descriptor.
+    pub fn new(ctx: &'a CallContext, args: &'a Value) -> Result<Self, HostError> {
+        let root = WorkspaceRoot::resolve(args.get("workspace").unwrap_or(&Value::Null))?;
+        Ok(LeanCall {
+            ctx,
+            args,
+            root,
+            cancel: ctx.cancellation_token(),
+            note: None,
+        })
+    }
+
+    /// The workspace's runtime, started if needed; a note is kept for the result when this
+    /// call restarted Lean.
+    pub async fn runtime(&mut self, registry: &Registry) -> Result<Arc<Runtime>, HostError> {
+        let acquired = tokio::select! {
+            acquired = registry.runtime(&self.root) => acquired?,
+            () = self.cancel.cancelled() => {
+                return Err(HostError::new(code::REQUEST_CANCELLED, "cancelled while Lean started"));
+            }
+        };
+        let Acquired { runtime, note } = acquired;
+        if note.is_some() {
+            self.note = note;
+        }
+        Ok(runtime)
+    }
+
+    /// A string argument the schema requires.
+    pub fn text(&self, name: &str) -> &'a str {
+        self.args
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+    }
+
+    /// An optional natural argument.
+    pub fn natural(&self, name: &str) -> Option<u64> {
+        self.args.get(name).and_then(Value::as_u64)
+    }
+
+    /// The `path` argument as given (results echo it).
+    pub fn path_argument(&self) -> &'a str {
+        self.text("path")
+    }
+
+    /// The file the `path` argument names, canonical.
+    pub fn file(&self) -> Result<PathBuf, HostError> {
+        let given = self.path_argument();
+        let joined = self.root.path().join(given);
+        let bad = |why: String| {
+            HostError::invalid_params(why)
+                .with_data(json!({"path": "/path", "file": joined.display().to_string()}))
+        };
+        let file = std::fs::canonicalize(&joined)
+            .map_err(|e| bad(format!("cannot open {given:?} in the workspace: {e}")))?;
+        if !file.is_file() {
+            return Err(bad(format!("{given:?} is not a file")));
+        }
+        if file.extension().is_none_or(|ext| ext != "lean") {
+            return Err(bad(format!(
+                "{given:?} is not a Lean source file (.lean); Lean serves only those"
+            )));
+        }
+        Ok(file)
+    }
+
+    /// The file re-read from disk and brought up to date in Lean.
+    pub async fn document(&self, runtime: &Runtime) -> Result<Synced, HostError> {
+        runtime.sync_document(&self.file()?).await
+    }
+
+    /// Checks the caller's `version` against the document's current one.
+    pub fn check_version(&self, document: &Document) -> Result<(), HostError> {
+        let expected = self.natural("version").unwrap_or_default();
+        if i64::try_from(expected).ok() == Some(document.version) {
+            return Ok(());
+        }
+        Err(HostError::new(
+            code::CONTENT_MODIFIED,
+            format!(
+                "{} changed: you passed version {expected}, the current version is {}; call \
+                 lean_sync (or lean_update) and use the version it returns",
+                self.path_argument(),
+                document.version
+            ),
+        )
+        .with_data(json!({
+            "reason": "documentVersionMismatch",
+            "expectedVersion": expected,
+            "currentVersion": document.version,
+            "uri": &*document.uri,
+            "path": self.path_argument(),
+        })))
+    }
+
+    /// The `{line, character}` arguments, checked to lie inside the document.
+    pub fn position(&self, document: &Document) -> Result<Value, HostError> {
+        let line = self.natural("line").unwrap_or_default();
+        let character = self.natural("character").unwrap_or_default();
+        let lines: Vec<&str> = document.text.split('\n').collect();
+        let outside = |why: String| {
+            HostError::invalid_params(format!(
+                "position {line}:{character} is outside the document: {why}"
+            ))
+            .with_data(json!({"line": line, "character": character, "lines": lines.len()}))
+        };
+        let Some(text) = usize::try_from(line).ok().and_then(|l| lines.get(l)) else {
+            return Err(outside(format!(
+                "it has {} lines (0 to {})",
+                lines.len(),
+                lines.len() - 1
+            )));
+        };
+        let width = text.trim_end_matches('\r').encode_utf16().count() as u64;
+        if character > width {
+            return Err(outside(format!(
+                "line {line} is {width} UTF-16 code units long"
+            )));
+        }
+        Ok(json!({"line": line, "character": character}))
+    }
+
+    /// The result with the canonical workspace descriptor (and the restart note, if any).
+    pub fn finish(&self, mut result: Value) -> Value {
+        if !result.is_object() {
+            result = json!({ "result": result });
+        }
+        result["workspace"] = self.root.descriptor();
+        if let Some(note) = &self.note {
+            result["note"] = json!(note);
+        }
+        result
+    }
+}

@@ -1,0 +1,261 @@
+//! Lean's diagnostics, read: what each published diagnostic is, and what a set of them means
+//! for counts, readiness and the results the tools return.
+//!
+//! Contract:
+//! 1. [`Diagnostic::classify`] sorts what `textDocument/publishDiagnostics` carries into
+//!    elaboration diagnostics (counted), Lake `setup-file` lines (progress, never counted),
+//!    stale-import notices (the barrier is incomplete) and silent ones (dropped: they are
+//!    editor-only, like "Goals accomplished!").
+//!    - A Lake setup line is an information diagnostic with no `source`, at 0:0–1:0 or 0:0–0:0,
+//!      whose message is one line and is not a stale-import notice: Lean publishes each stderr
+//!      line of `lake setup-file` that way (lean-language-server.md §1.3, transcripts "Gap 6").
+//!    - A stale-import notice is a diagnostic saying imports "are out of date and should be
+//!      rebuilt" (after a dependency was saved) or "must be rebuilt" (a build was needed but
+//!      not allowed), or Lake's "target is out-of-date and needs to be rebuilt" /
+//!      "Failed to build module dependencies".
+//! 2. Counts cover every elaboration diagnostic by severity; readiness is `save_ready` unless an
+//!    error is present (`reason: "documentErrors"`), with each error as blocking evidence.
+//! 3. Severities are named `error`, `warning`, `information`, `hint`, `unknown`; live logs map
+//!    them to MCP levels `error`, `warning`, `info`, `debug`.
+
+use serde_json::{Value, json};
+
+use crate::mcp::LogLevel;
+
+/// What one published diagnostic is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Kind {
+    /// A result of elaboration: counted and reported.
+    Lean,
+    /// A line of Lake's `setup-file` output: progress only.
+    SetupLine,
+    /// Imports are out of date: the diagnostics are not final.
+    StaleImports,
+    /// Editor-only (`isSilent`): dropped.
+    Silent,
+}
+
+/// One diagnostic as Lean published it, with the fields the host reads.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Diagnostic {
+    /// The diagnostic exactly as Lean sent it.
+    pub raw: Value,
+    /// 1 error, 2 warning, 3 information, 4 hint; `None` when absent.
+    pub severity: Option<u64>,
+    /// The message text.
+    pub message: String,
+}
+
+/// The stale-import texts Lean and Lake use.
+const STALE_IMPORT_TEXTS: [&str; 4] = [
+    "Imports are out of date and should be rebuilt",
+    "Imports are out of date and must be rebuilt",
+    "target is out-of-date and needs to be rebuilt",
+    "Failed to build module dependencies",
+];
+
+impl Diagnostic {
+    /// Reads one entry of a publish.
+    pub fn new(raw: Value) -> Diagnostic {
+        let severity = raw.get("severity").and_then(Value::as_u64);
+        let message = raw
+            .get("message")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        Diagnostic {
+            raw,
+            severity,
+            message,
+        }
+    }
+
+    /// What this diagnostic is (see the contract).
+    pub fn classify(&self) -> Kind {
+        if self.raw.get("isSilent") == Some(&Value::Bool(true)) {
+            return Kind::Silent;
+        }
+        if STALE_IMPORT_TEXTS.iter().any(|t| self.message.contains(t)) {
+            return Kind::StaleImports;
+        }
+        let at_header = self.raw.get("range").is_some_and(|range| {
+            position(range, "start") == Some((0, 0))
+                && matches!(position(range, "end"), Some((0, 0)) | Some((1, 0)))
+        });
+        let sourceless = self.raw.get("source").is_none_or(Value::is_null);
+        if self.severity == Some(3) && sourceless && at_header && !self.message.contains('\n') {
+            return Kind::SetupLine;
+        }
+        Kind::Lean
+    }
+
+    /// The severity's name.
+    pub fn severity_name(&self) -> &'static str {
+        match self.severity {
+            Some(1) => "error",
+            Some(2) => "warning",
+            Some(3) => "information",
+            Some(4) => "hint",
+            _ => "unknown",
+        }
+    }
+
+    /// The MCP log level a live `lean.diagnostic` log of it has.
+    pub fn log_level(&self) -> LogLevel {
+        match self.severity {
+            Some(1) => LogLevel::Error,
+            Some(2) => LogLevel::Warning,
+            Some(3) => LogLevel::Info,
+            _ => LogLevel::Debug,
+        }
+    }
+
+    /// Whether it is an error.
+    pub fn is_error(&self) -> bool {
+        self.severity == Some(1)
+    }
+
+    /// Whether `diagnostic_scope` admits it: `errors` only errors, `all` everything.
+    pub fn in_scope(&self, all: bool) -> bool {
+        all || self.is_error()
+    }
+
+    /// The range Lean gave (the full extent when it gave one).
+    pub fn range(&self) -> Value {
+        self.raw
+            .get("fullRange")
+            .or_else(|| self.raw.get("range"))
+            .cloned()
+            .unwrap_or(Value::Null)
+    }
+
+    /// A key that tells two publishes' copies of one diagnostic apart from a new one.
+    pub fn identity(&self) -> String {
+        format!(
+            "{}|{}|{}",
+            self.severity.unwrap_or(0),
+            self.raw.get("range").unwrap_or(&Value::Null),
+            self.message
+        )
+    }
+}
+
+fn position(range: &Value, end: &str) -> Option<(u64, u64)> {
+    let at = range.get(end)?;
+    Some((at.get("line")?.as_u64()?, at.get("character")?.as_u64()?))
+}
+
+/// `{error, warning, information, hint, unknown, total}` over elaboration diagnostics.
+pub fn counts(diagnostics: &[Diagnostic]) -> Value {
+    let mut by = [0u64; 5];
+    for d in diagnostics {
+        let slot = match d.severity {
+            Some(s @ 1..=4) => (s - 1) as usize,
+            _ => 4,
+        };
+        by[slot] += 1;
+    }
+    json!({
+        "error": by[0], "warning": by[1], "information": by[2], "hint": by[3], "unknown": by[4],
+        "total": by.iter().sum::<u64>(),
+    })
+}
+
+/// Whether the document could be saved as is, and what blocks it.
+pub fn readiness(diagnostics: &[Diagnostic]) -> Value {
+    let blocking: Vec<Value> = diagnostics
+        .iter()
+        .filter(|d| d.is_error())
+        .map(|d| {
+            json!({
+                "range": d.range(),
+                "severity": d.severity_name(),
+                "message": d.message,
+                "save_blocking": true,
+                "completion_blocking": true,
+            })
+        })
+        .collect();
+    json!({
+        "save_ready": blocking.is_empty(),
+        "reason": if blocking.is_empty() { "ok" } else { "documentErrors" },
+        "blocking_error_count": blocking.len(),
+        "blocking_diagnostics": blocking,
+        "blocking_messages": [],
+    })
+}
+
+/// One diagnostic as a result item.
+pub fn item(d: &Diagnostic, path: &str, uri: &str, version: i64) -> Value {
+    json!({
+        "path": path,
+        "uri": uri,
+        "version": version,
+        "severity": d.severity_name(),
+        "range": d.range(),
+        "message": d.message,
+        "completion_blocking": d.is_error(),
+        "save_blocking": d.is_error(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn diagnostic(value: Value) -> Diagnostic {
+        Diagnostic::new(value)
+    }
+
+    fn header(end_line: u64) -> Value {
+        json!({"start": {"line": 0, "character": 0}, "end": {"line": end_line, "character": 0}})
+    }
+
+    #[test]
+    fn lake_setup_lines_are_told_apart_from_elaboration_output() {
+        let setup = diagnostic(json!({
+            "range": header(1), "fullRange": header(9), "severity": 3,
+            "message": "✔ [2/7] Built Fixture.Basic"
+        }));
+        assert_eq!(setup.classify(), Kind::SetupLine);
+        let old_style =
+            diagnostic(json!({"range": header(0), "severity": 3, "message": "Building X"}));
+        assert_eq!(old_style.classify(), Kind::SetupLine);
+        // `#eval` output at the top of a file comes from Lean, with a source.
+        let eval = diagnostic(json!({
+            "range": header(1), "severity": 3, "source": "Lean 4", "message": "42"
+        }));
+        assert_eq!(eval.classify(), Kind::Lean);
+    }
+
+    #[test]
+    fn stale_imports_and_silent_ones_are_recognised() {
+        let should = diagnostic(json!({"range": header(1), "severity": 3,
+            "message": "Imports are out of date and should be rebuilt; use the \"Restart File\" command in your editor."}));
+        assert_eq!(should.classify(), Kind::StaleImports);
+        let must = diagnostic(json!({"range": header(40), "severity": 1,
+            "message": "Imports are out of date and must be rebuilt; use the \"Restart File\" command in your editor."}));
+        assert_eq!(must.classify(), Kind::StaleImports);
+        let silent = diagnostic(json!({"range": header(1), "severity": 3, "isSilent": true,
+            "message": "Goals accomplished!"}));
+        assert_eq!(silent.classify(), Kind::Silent);
+    }
+
+    #[test]
+    fn counts_and_readiness_follow_severity() {
+        let set = [
+            diagnostic(json!({"severity": 1, "message": "Type mismatch", "range": header(0)})),
+            diagnostic(json!({"severity": 2, "message": "declaration uses `sorry`"})),
+            diagnostic(json!({"message": "no severity"})),
+        ];
+        assert_eq!(
+            counts(&set),
+            json!({"error": 1, "warning": 1, "information": 0, "hint": 0, "unknown": 1, "total": 3})
+        );
+        let ready = readiness(&set);
+        assert_eq!(ready["save_ready"], false);
+        assert_eq!(ready["reason"], "documentErrors");
+        assert_eq!(ready["blocking_error_count"], 1);
+        assert_eq!(readiness(&[])["reason"], "ok");
+    }
+}

@@ -1,0 +1,444 @@
+//! The document mirror: what Lean has been told about each file, and what it has said back.
+//!
+//! Contract:
+//! 1. Versions. A document has a *version* (what callers see: one more each time its text on
+//!    disk changes, never reused, also across a close and a reopen) and an *LSP version* (what
+//!    Lean sees: the version, plus one for each revival of a crashed worker with unchanged text).
+//!    Both only increase.
+//! 2. Notifications are applied in arrival order, as the client's reader delivers them. A
+//!    publish for an LSP version older than the document's is ignored. A publish replaces the
+//!    version's set, unless it says `isIncremental: true`, when it adds to it. Silent diagnostics
+//!    are dropped; Lake setup lines become events and are never stored; stale-import notices are
+//!    kept apart (see `diagnostics`).
+//! 3. `$/lean/fileProgress` counts updates for the current LSP version, is done when
+//!    `processing` is empty, and a `kind: 2` (fatal) range marks the worker crashed, so the next
+//!    use revives it.
+//! 4. Each change is also broadcast as a [`DocEvent`] for calls that report live (logs,
+//!    progress). A call that falls behind misses live events only: results always read the
+//!    stored state, which is complete.
+
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast;
+
+use super::diagnostics::{Diagnostic, Kind};
+use super::lsp::Inbox;
+
+/// How many live events a slow call may fall behind before it misses some.
+const EVENT_BACKLOG: usize = 1024;
+
+/// Lean's progress through one version of a document.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileProgress {
+    /// `$/lean/fileProgress` notifications seen for the version.
+    pub updates: u64,
+    /// Whether the last one said nothing is left to process.
+    pub done: bool,
+    /// The first line still being processed, 1-based, as last reported.
+    pub range_start_line: Option<u64>,
+    /// The last line of that range, 1-based, as last reported.
+    pub range_end_line: Option<u64>,
+}
+
+impl FileProgress {
+    /// The `document_progress` object results carry.
+    pub fn to_json(&self) -> Value {
+        let mut progress = json!({ "updates": self.updates, "done": self.done });
+        if let Some(start) = self.range_start_line {
+            progress["range_start_line"] = json!(start);
+        }
+        if let Some(end) = self.range_end_line {
+            progress["range_end_line"] = json!(end);
+        }
+        progress
+    }
+}
+
+/// What a live call may hear about a document.
+#[derive(Debug, Clone)]
+pub enum EventKind {
+    /// A diagnostic not seen before in this version.
+    Diagnostic(Diagnostic),
+    /// A line of Lake's setup output.
+    SetupLine(String),
+    /// File progress, as it stands after an update.
+    Progress(FileProgress),
+}
+
+/// One change to a document, for live reporting.
+#[derive(Debug, Clone)]
+pub struct DocEvent {
+    /// The document.
+    pub uri: Arc<str>,
+    /// The LSP version it concerns.
+    pub lsp_version: i64,
+    /// What happened.
+    pub kind: EventKind,
+}
+
+/// One open document.
+#[derive(Debug, Clone)]
+pub struct Document {
+    /// The file, canonical.
+    pub path: PathBuf,
+    /// Its URI.
+    pub uri: Arc<str>,
+    /// The version callers see.
+    pub version: i64,
+    /// The version Lean sees.
+    pub lsp_version: i64,
+    /// The text Lean has.
+    pub text: Arc<str>,
+    /// A hash of that text.
+    pub hash: u64,
+    /// Elaboration diagnostics of the current LSP version.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Stale-import notices of the current LSP version.
+    pub stale: Vec<Diagnostic>,
+    /// Progress through the current LSP version.
+    pub progress: FileProgress,
+    /// The worker died (fatal progress); the next use revives it.
+    pub crashed: bool,
+    /// Identities of the diagnostics already broadcast for this version.
+    seen: HashSet<String>,
+}
+
+/// The hash documents are compared by.
+pub fn text_hash(text: &str) -> u64 {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut hasher);
+    hasher.finish()
+}
+
+/// The mirror of one runtime.
+#[derive(Debug)]
+pub struct Documents {
+    open: Mutex<HashMap<Arc<str>, Document>>,
+    /// The last version of documents that were closed, so a reopen continues after it.
+    closed: Mutex<HashMap<Arc<str>, i64>>,
+    events: broadcast::Sender<DocEvent>,
+}
+
+impl Default for Documents {
+    fn default() -> Self {
+        Documents {
+            open: Mutex::default(),
+            closed: Mutex::default(),
+            events: broadcast::channel(EVENT_BACKLOG).0,
+        }
+    }
+}
+
+impl Documents {
+    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Document>> {
+        self.open.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Live events from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<DocEvent> {
+        self.events.subscribe()
+    }
+
+    /// The document, if open.
+    pub fn get(&self, uri: &str) -> Option<Document> {
+        self.lock().get(uri).cloned()
+    }
+
+    /// How many documents are open.
+    pub fn open_count(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Records a `didOpen`; returns the version (one past any earlier life of the document).
+    pub fn opened(&self, uri: Arc<str>, path: PathBuf, text: Arc<str>) -> Document {
+        let previous = self
+            .closed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&uri)
+            .unwrap_or(0);
+        let version = previous + 1;
+        let document = Document {
+            path,
+            uri: uri.clone(),
+            version,
+            lsp_version: version,
+            hash: text_hash(&text),
+            text,
+            diagnostics: Vec::new(),
+            stale: Vec::new(),
+            progress: FileProgress::default(),
+            crashed: false,
+            seen: HashSet::new(),
+        };
+        self.lock().insert(uri, document.clone());
+        document
+    }
+
+    /// Records a `didChange` to new text; returns the document as it now is.
+    pub fn changed(&self, uri: &str, text: Arc<str>) -> Option<Document> {
+        let mut open = self.lock();
+        let document = open.get_mut(uri)?;
+        document.version += 1;
+        document.lsp_version += 1;
+        document.hash = text_hash(&text);
+        document.text = text;
+        reset_version(document);
+        Some(document.clone())
+    }
+
+    /// Records a revival (`didChange` with the same text): a new LSP version only.
+    pub fn revived(&self, uri: &str) -> Option<Document> {
+        let mut open = self.lock();
+        let document = open.get_mut(uri)?;
+        document.lsp_version += 1;
+        reset_version(document);
+        Some(document.clone())
+    }
+
+    /// Records a `didClose`.
+    pub fn closed(&self, uri: &str) -> bool {
+        let Some(document) = self.lock().remove(uri) else {
+            return false;
+        };
+        self.closed
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(document.uri, document.version);
+        true
+    }
+
+    /// Every open document's URI.
+    pub fn uris(&self) -> Vec<Arc<str>> {
+        self.lock().keys().cloned().collect()
+    }
+
+    fn publish(&self, params: &Value) {
+        let Some(uri) = params.get("uri").and_then(Value::as_str) else {
+            return;
+        };
+        let incremental = params.get("isIncremental") == Some(&Value::Bool(true));
+        let mut events = Vec::new();
+        {
+            let mut open = self.lock();
+            let Some(document) = open.get_mut(uri) else {
+                return;
+            };
+            let version = params.get("version").and_then(Value::as_i64);
+            if version.is_some_and(|v| v < document.lsp_version) {
+                return;
+            }
+            if !incremental {
+                document.diagnostics.clear();
+                document.stale.clear();
+            }
+            let published = params.get("diagnostics").and_then(Value::as_array);
+            for raw in published.into_iter().flatten() {
+                let diagnostic = Diagnostic::new(raw.clone());
+                match diagnostic.classify() {
+                    Kind::Silent => {}
+                    Kind::SetupLine => {
+                        events.push(EventKind::SetupLine(diagnostic.message.clone()));
+                    }
+                    Kind::StaleImports => document.stale.push(diagnostic),
+                    Kind::Lean => {
+                        if document.seen.insert(diagnostic.identity()) {
+                            events.push(EventKind::Diagnostic(diagnostic.clone()));
+                        }
+                        document.diagnostics.push(diagnostic);
+                    }
+                }
+            }
+            for kind in events {
+                let _ = self.events.send(DocEvent {
+                    uri: document.uri.clone(),
+                    lsp_version: document.lsp_version,
+                    kind,
+                });
+            }
+        }
+    }
+
+    fn file_progress(&self, params: &Value) {
+        let document_id = params.get("textDocument");
+        let Some(uri) = document_id
+            .and_then(|d| d.get("uri"))
+            .and_then(Value::as_str)
+        else {
+            return;
+        };
+        let version = document_id
+            .and_then(|d| d.get("version"))
+            .and_then(Value::as_i64);
+        let mut open = self.lock();
+        let Some(document) = open.get_mut(uri) else {
+            return;
+        };
+        if version.is_some_and(|v| v < document.lsp_version) {
+            return;
+        }
+        let processing = params.get("processing").and_then(Value::as_array);
+        let processing = processing.map(Vec::as_slice).unwrap_or_default();
+        let progress = &mut document.progress;
+        progress.updates += 1;
+        progress.done = processing.is_empty();
+        if let Some(first) = processing.first() {
+            let line = |end: &str| {
+                first
+                    .pointer(&format!("/range/{end}/line"))
+                    .and_then(Value::as_u64)
+                    .map(|l| l + 1)
+            };
+            progress.range_start_line = line("start");
+            progress.range_end_line = line("end");
+        }
+        if processing
+            .iter()
+            .any(|p| p.get("kind").and_then(Value::as_u64) == Some(2))
+        {
+            document.crashed = true;
+        }
+        let _ = self.events.send(DocEvent {
+            uri: document.uri.clone(),
+            lsp_version: document.lsp_version,
+            kind: EventKind::Progress(progress.clone()),
+        });
+    }
+}
+
+fn reset_version(document: &mut Document) {
+    document.diagnostics.clear();
+    document.stale.clear();
+    document.seen.clear();
+    document.progress = FileProgress::default();
+    document.crashed = false;
+}
+
+impl Inbox for Documents {
+    fn notification(&self, method: &str, params: Value) {
+        match method {
+            "textDocument/publishDiagnostics" => self.publish(&params),
+            "$/lean/fileProgress" => self.file_progress(&params),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const URI: &str = "file:///p/A.lean";
+
+    fn open() -> Documents {
+        let documents = Documents::default();
+        documents.opened(URI.into(), "/p/A.lean".into(), "def a := 1\n".into());
+        documents
+    }
+
+    fn publish(documents: &Documents, version: i64, incremental: Option<bool>, messages: &[&str]) {
+        let diagnostics: Vec<Value> = messages
+            .iter()
+            .map(|m| json!({"severity": 1, "source": "Lean 4", "message": m,
+                "range": {"start": {"line": 2, "character": 0}, "end": {"line": 2, "character": 3}}}))
+            .collect();
+        let mut params = json!({"uri": URI, "version": version, "diagnostics": diagnostics});
+        if let Some(incremental) = incremental {
+            params["isIncremental"] = json!(incremental);
+        }
+        documents.notification("textDocument/publishDiagnostics", params);
+    }
+
+    fn messages(documents: &Documents) -> Vec<String> {
+        let document = documents.get(URI).unwrap();
+        document
+            .diagnostics
+            .iter()
+            .map(|d| d.message.clone())
+            .collect()
+    }
+
+    #[test]
+    fn publishes_replace_unless_incremental() {
+        let documents = open();
+        publish(&documents, 1, None, &["a"]);
+        publish(&documents, 1, None, &["a", "b"]);
+        assert_eq!(messages(&documents), ["a", "b"]);
+        publish(&documents, 1, Some(false), &["c"]);
+        publish(&documents, 1, Some(true), &["d"]);
+        assert_eq!(messages(&documents), ["c", "d"]);
+    }
+
+    #[test]
+    fn older_versions_are_ignored_and_versions_only_increase() {
+        let documents = open();
+        let changed = documents.changed(URI, "def a := 2\n".into()).unwrap();
+        assert_eq!((changed.version, changed.lsp_version), (2, 2));
+        publish(&documents, 1, None, &["stale"]);
+        assert!(messages(&documents).is_empty());
+        let revived = documents.revived(URI).unwrap();
+        assert_eq!((revived.version, revived.lsp_version), (2, 3));
+        let changed = documents.changed(URI, "def a := 3\n".into()).unwrap();
+        assert_eq!((changed.version, changed.lsp_version), (3, 4));
+        assert!(documents.closed(URI));
+        let reopened = documents.opened(URI.into(), "/p/A.lean".into(), "x".into());
+        assert_eq!(
+            reopened.version, 4,
+            "a reopened document continues its versions"
+        );
+    }
+
+    #[test]
+    fn progress_counts_and_a_fatal_range_marks_a_crash() {
+        let documents = open();
+        let mut events = documents.subscribe();
+        let range =
+            json!({"start": {"line": 4, "character": 0}, "end": {"line": 9, "character": 0}});
+        for (processing, kind) in [(json!([{"range": range, "kind": 1}]), 1), (json!([]), 0)] {
+            documents.notification(
+                "$/lean/fileProgress",
+                json!({"textDocument": {"uri": URI, "version": 1}, "processing": processing}),
+            );
+            let _ = kind;
+        }
+        let document = documents.get(URI).unwrap();
+        assert_eq!(
+            document.progress.to_json(),
+            json!({"updates": 2, "done": true, "range_start_line": 5, "range_end_line": 10})
+        );
+        assert!(!document.crashed);
+        assert!(matches!(
+            events.try_recv().unwrap().kind,
+            EventKind::Progress(_)
+        ));
+        documents.notification(
+            "$/lean/fileProgress",
+            json!({"textDocument": {"uri": URI, "version": 1}, "processing": [{"range": range, "kind": 2}]}),
+        );
+        assert!(documents.get(URI).unwrap().crashed);
+    }
+
+    #[test]
+    fn setup_lines_and_silent_ones_are_not_stored() {
+        let documents = open();
+        let mut events = documents.subscribe();
+        documents.notification(
+            "textDocument/publishDiagnostics",
+            json!({"uri": URI, "version": 1, "diagnostics": [
+                {"severity": 3, "message": "✔ [1/2] Built Dep",
+                 "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}},
+                {"severity": 3, "isSilent": true, "message": "Goals accomplished!",
+                 "range": {"start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 1}}}
+            ]}),
+        );
+        assert!(messages(&documents).is_empty());
+        assert!(matches!(
+            events.try_recv().unwrap().kind,
+            EventKind::SetupLine(line) if line == "✔ [1/2] Built Dep"
+        ));
+    }
+}

@@ -1,0 +1,144 @@
+//! The one table of the Lean host's tool error codes and the data each carries.
+//!
+//! Contract: every failure a Lean tool reports is a [`HostError`] with a stable camelCase code
+//! from this file, a message that says what was wrong and what to do, and structured data where
+//! the code defines some. Lean's own JSON-RPC errors keep their meaning under the names the
+//! original server used ([`HostError::from_lean`]). A failure is an `isError` tool result, never
+//! a JSON-RPC error: the client can always read why.
+
+use serde_json::{Value, json};
+
+use crate::mcp::ToolError;
+
+/// Tool error codes.
+pub mod code {
+    /// Arguments, or the workspace descriptor, are not acceptable.
+    pub const INVALID_INPUT: &str = "invalidInput";
+    /// The request is well formed but names something Lean cannot serve (a position outside the
+    /// document, no goals there, a file that does not exist).
+    pub const INVALID_PARAMS: &str = "invalidParams";
+    /// The document changed: the caller's version is not the current one.
+    pub const CONTENT_MODIFIED: &str = "contentModified";
+    /// `lake serve` could not be started, or did not complete its handshake.
+    pub const RUNTIME_SETUP: &str = "runtimeSetup";
+    /// The Lean server exited while the call waited for it.
+    pub const WORKER_EXITED: &str = "workerExited";
+    /// The file's Lean worker crashed twice in a row.
+    pub const WORKER_CRASHED: &str = "workerCrashed";
+    /// Lean did not answer within the host's timeout.
+    pub const LEAN_TIMEOUT: &str = "leanTimeout";
+    /// Diagnostics are not final: the document's imports are out of date.
+    pub const SYNC_BARRIER_INCOMPLETE: &str = "syncBarrierIncomplete";
+    /// Lean cancelled the request.
+    pub const REQUEST_CANCELLED: &str = "requestCancelled";
+    /// Something failed inside the host.
+    pub const INTERNAL_ERROR: &str = "internalError";
+}
+
+/// A tool failure.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostError {
+    /// One of [`code`].
+    pub code: &'static str,
+    /// What was wrong and what to do.
+    pub message: String,
+    /// Structured detail.
+    pub data: Option<Value>,
+}
+
+impl HostError {
+    /// An error without data.
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        HostError {
+            code,
+            message: message.into(),
+            data: None,
+        }
+    }
+
+    /// `invalidInput`.
+    pub fn invalid_input(message: impl Into<String>) -> Self {
+        HostError::new(code::INVALID_INPUT, message)
+    }
+
+    /// `invalidParams`.
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        HostError::new(code::INVALID_PARAMS, message)
+    }
+
+    /// The same error with structured data.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    /// The same error naming the argument it is about, as a JSON Pointer (like schema errors).
+    pub fn with_path(self, pointer: &str) -> Self {
+        self.with_data(json!({ "path": pointer }))
+    }
+
+    /// The Lean server is gone: `workerExited`, with what it last wrote to stderr.
+    pub fn server_exited(reason: &str, stderr_tail: Vec<String>) -> Self {
+        HostError::new(
+            code::WORKER_EXITED,
+            format!(
+                "the Lean server (lake serve) exited: {reason}; the next call restarts it. \
+                 Its last stderr lines are in data.stderrTail"
+            ),
+        )
+        .with_data(json!({ "reason": reason, "stderrTail": stderr_tail }))
+    }
+
+    /// A JSON-RPC error Lean answered with, under the name of its code.
+    pub fn from_lean(method: &str, lean_code: i64, message: &str, data: Option<Value>) -> Self {
+        let (code, name) = match lean_code {
+            -32700 => (code::INTERNAL_ERROR, "parseError"),
+            -32600 => (code::INTERNAL_ERROR, "invalidRequest"),
+            -32601 => (code::INTERNAL_ERROR, "methodNotFound"),
+            -32602 => (code::INVALID_PARAMS, "invalidParams"),
+            -32603 => (code::INTERNAL_ERROR, "internalError"),
+            -32002 => (code::INTERNAL_ERROR, "serverNotInitialized"),
+            -32800 => (code::REQUEST_CANCELLED, "requestCancelled"),
+            -32801 => (code::CONTENT_MODIFIED, "contentModified"),
+            -32900 => (code::INTERNAL_ERROR, "rpcNeedsReconnect"),
+            -32901 => (code::WORKER_EXITED, "workerExited"),
+            -32902 => (code::WORKER_CRASHED, "workerCrashed"),
+            _ => (code::INTERNAL_ERROR, "unknownErrorCode"),
+        };
+        let message = if message.is_empty() {
+            format!("Lean answered {method} with {name} ({lean_code})")
+        } else {
+            format!("Lean answered {method} with {name} ({lean_code}): {message}")
+        };
+        let mut detail = json!({ "leanCode": lean_code, "leanError": name, "method": method });
+        if let Some(data) = data {
+            detail["leanData"] = data;
+        }
+        HostError::new(code, message).with_data(detail)
+    }
+}
+
+impl From<HostError> for ToolError {
+    fn from(error: HostError) -> ToolError {
+        let tool_error = ToolError::new(error.code, error.message);
+        match error.data {
+            Some(data) => tool_error.with_data(data),
+            None => tool_error,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lean_errors_keep_their_meaning() {
+        let crashed = HostError::from_lean("textDocument/hover", -32902, "crashed", None);
+        assert_eq!(crashed.code, code::WORKER_CRASHED);
+        assert_eq!(crashed.data.unwrap()["leanError"], "workerCrashed");
+        let closed = HostError::from_lean("x", -32801, "", None);
+        assert_eq!(closed.code, code::CONTENT_MODIFIED);
+        assert!(closed.message.contains("contentModified (-32801)"));
+    }
+}

@@ -1,0 +1,418 @@
+//! A language-server client with no MCP knowledge: one writer, one reader, request correlation,
+//! and answers to the server's own requests.
+//!
+//! Contract:
+//! 1. Requests get increasing integer ids. [`LspClient::request`] sends at once and returns a
+//!    [`PendingRequest`] that the response with that id resolves. Dropping it unresolved sends
+//!    `$/cancelRequest` for the id and forgets it, so a cancelled MCP call cancels its Lean work.
+//! 2. The reader hands every notification to the [`Inbox`] synchronously and in arrival order,
+//!    before it resolves any later response: Lean writes a version's diagnostics before its
+//!    `textDocument/waitForDiagnostics` answer on one stream, so when a barrier resolves, the
+//!    inbox has already seen them.
+//! 3. Every server→client request is answered: `client/registerCapability` (Lean's
+//!    `register_lean_watcher`) and the refresh requests with `null`, `workspace/applyEdit` with
+//!    `{applied: false}` (Beam never edits sources), anything else with -32601.
+//! 4. When the stream ends or breaks, every pending request fails with [`LspError::Closed`],
+//!    later requests fail at once, and [`LspClient::closed_reason`] says why.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use super::framing::{FrameReader, encode};
+
+/// Why a request got no result.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LspError {
+    /// The server answered with a JSON-RPC error.
+    Response {
+        /// The error code (Lean's own codes included: -32801, -32901, -32902, ...).
+        code: i64,
+        /// Its message.
+        message: String,
+        /// Its data, if any.
+        data: Option<Value>,
+    },
+    /// The connection is gone (the server exited, or its output broke).
+    Closed(String),
+}
+
+/// Where the reader delivers the server's notifications, in order.
+pub trait Inbox: Send + Sync + 'static {
+    /// One notification, applied before anything the server sent after it is delivered.
+    fn notification(&self, method: &str, params: Value);
+}
+
+type Answer = Result<Value, LspError>;
+
+#[derive(Debug)]
+struct Shared {
+    pending: Mutex<HashMap<i64, oneshot::Sender<Answer>>>,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    next_id: AtomicI64,
+    sent: AtomicU64,
+    closed: watch::Sender<Option<String>>,
+}
+
+impl Shared {
+    fn send(&self, message: &Value) -> bool {
+        let body = serde_json::to_vec(message).expect("serializing JSON values cannot fail");
+        self.sent.fetch_add(1, Ordering::Relaxed);
+        self.out.send(encode(&body)).is_ok()
+    }
+
+    fn close(&self, reason: String) {
+        let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
+        for (_, waiter) in pending.drain() {
+            let _ = waiter.send(Err(LspError::Closed(reason.clone())));
+        }
+        self.closed.send_if_modified(|closed| {
+            if closed.is_none() {
+                *closed = Some(reason);
+                true
+            } else {
+                false
+            }
+        });
+    }
+}
+
+/// A connection to one language server.
+#[derive(Debug, Clone)]
+pub struct LspClient {
+    shared: Arc<Shared>,
+}
+
+impl LspClient {
+    /// Starts the reader and writer tasks over the server's stdout and stdin.
+    pub fn start(
+        output: impl AsyncBufRead + Unpin + Send + 'static,
+        input: impl AsyncWrite + Unpin + Send + 'static,
+        inbox: Arc<dyn Inbox>,
+    ) -> LspClient {
+        let (out, frames) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            pending: Mutex::new(HashMap::new()),
+            out,
+            next_id: AtomicI64::new(0),
+            sent: AtomicU64::new(0),
+            closed: watch::channel(None).0,
+        });
+        tokio::spawn(write_frames(input, frames, shared.clone()));
+        tokio::spawn(read_frames(FrameReader::new(output), shared.clone(), inbox));
+        LspClient { shared }
+    }
+
+    /// Sends a request; the returned future resolves with its result.
+    pub fn request(&self, method: &str, params: Value) -> PendingRequest {
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        if let Some(reason) = self.shared.closed.borrow().clone() {
+            let _ = tx.send(Err(LspError::Closed(reason)));
+        } else {
+            self.shared
+                .pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(id, tx);
+            let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+            self.shared.send(&message);
+        }
+        PendingRequest {
+            id,
+            rx,
+            shared: self.shared.clone(),
+            done: false,
+        }
+    }
+
+    /// Sends a notification; `false` when the connection is gone.
+    pub fn notify(&self, method: &str, params: Value) -> bool {
+        self.shared
+            .send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+    }
+
+    /// Messages sent to the server so far (requests, notifications, answers).
+    pub fn messages_sent(&self) -> u64 {
+        self.shared.sent.load(Ordering::Relaxed)
+    }
+
+    /// Why the connection closed, if it has.
+    pub fn closed_reason(&self) -> Option<String> {
+        self.shared.closed.borrow().clone()
+    }
+
+    /// Marks the connection gone (for a caller that killed the server): pending requests fail.
+    pub fn close(&self, reason: &str) {
+        self.shared.close(reason.into());
+    }
+}
+
+/// A request in flight. Dropping it before it resolves cancels it on the server.
+#[derive(Debug)]
+pub struct PendingRequest {
+    id: i64,
+    rx: oneshot::Receiver<Answer>,
+    shared: Arc<Shared>,
+    done: bool,
+}
+
+impl Future for PendingRequest {
+    type Output = Answer;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Answer> {
+        let answer = match Pin::new(&mut self.rx).poll(cx) {
+            Poll::Pending => return Poll::Pending,
+            Poll::Ready(Ok(answer)) => answer,
+            Poll::Ready(Err(_)) => Err(LspError::Closed("the connection was dropped".into())),
+        };
+        self.done = true;
+        Poll::Ready(answer)
+    }
+}
+
+impl Drop for PendingRequest {
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let waiting = self
+            .shared
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id)
+            .is_some();
+        if waiting {
+            self.shared.send(&json!({
+                "jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": self.id}
+            }));
+        }
+    }
+}
+
+async fn write_frames(
+    mut input: impl AsyncWrite + Unpin,
+    mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
+    shared: Arc<Shared>,
+) {
+    while let Some(frame) = frames.recv().await {
+        let written = async {
+            input.write_all(&frame).await?;
+            // Flush only when nothing else is queued: a burst goes out in one write.
+            if frames.is_empty() {
+                input.flush().await?;
+            }
+            Ok::<(), std::io::Error>(())
+        };
+        if let Err(e) = written.await {
+            shared.close(format!("writing to the server failed: {e}"));
+            return;
+        }
+    }
+}
+
+async fn read_frames(
+    mut reader: FrameReader<impl AsyncBufRead + Unpin>,
+    shared: Arc<Shared>,
+    inbox: Arc<dyn Inbox>,
+) {
+    let reason = loop {
+        let body = match reader.next().await {
+            Ok(Some(body)) => body,
+            Ok(None) => break "the server closed its output".to_string(),
+            Err(e) => break e.to_string(),
+        };
+        let Ok(message) = serde_json::from_slice::<Value>(&body) else {
+            tracing::warn!(
+                bytes = body.len(),
+                "ignoring a frame from the server that is not JSON"
+            );
+            continue;
+        };
+        dispatch(message, &shared, inbox.as_ref());
+    };
+    tracing::debug!(%reason, "language server connection closed");
+    shared.close(reason);
+}
+
+fn dispatch(mut message: Value, shared: &Shared, inbox: &dyn Inbox) {
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let id = message.get("id").cloned();
+    let params = message
+        .get_mut("params")
+        .map(Value::take)
+        .unwrap_or(Value::Null);
+    match (method, id) {
+        (Some(method), Some(id)) => answer_server_request(shared, &method, id),
+        (Some(method), None) => inbox.notification(&method, params),
+        (None, Some(id)) => {
+            let Some(id) = id.as_i64() else {
+                tracing::debug!(%id, "a response to no request of ours");
+                return;
+            };
+            let waiter = shared
+                .pending
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .remove(&id);
+            let Some(waiter) = waiter else {
+                return; // cancelled, or answered twice
+            };
+            let answer = match message.get_mut("error") {
+                Some(error) => Err(LspError::Response {
+                    code: error.get("code").and_then(Value::as_i64).unwrap_or(0),
+                    message: error
+                        .get("message")
+                        .and_then(Value::as_str)
+                        .unwrap_or_default()
+                        .to_owned(),
+                    data: error.get_mut("data").map(Value::take),
+                }),
+                None => Ok(message
+                    .get_mut("result")
+                    .map(Value::take)
+                    .unwrap_or(Value::Null)),
+            };
+            let _ = waiter.send(answer);
+        }
+        (None, None) => tracing::debug!("ignoring a message with neither method nor id"),
+    }
+}
+
+fn answer_server_request(shared: &Shared, method: &str, id: Value) {
+    let answer = match method {
+        "client/registerCapability"
+        | "client/unregisterCapability"
+        | "workspace/semanticTokens/refresh"
+        | "workspace/inlayHint/refresh"
+        | "workspace/codeLens/refresh"
+        | "workspace/diagnostic/refresh"
+        | "window/workDoneProgress/create" => json!({"jsonrpc": "2.0", "id": id, "result": null}),
+        "workspace/applyEdit" => {
+            json!({"jsonrpc": "2.0", "id": id, "result": {"applied": false,
+                "failureReason": "lean-beam-mcp never edits sources; the client applies edits"}})
+        }
+        other => json!({"jsonrpc": "2.0", "id": id, "error": {
+            "code": -32601, "message": format!("lean-beam-mcp does not serve {other}")}}),
+    };
+    shared.send(&answer);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::{BufReader, DuplexStream, duplex};
+
+    #[derive(Default)]
+    struct Seen(Mutex<Vec<String>>);
+
+    impl Inbox for Seen {
+        fn notification(&self, method: &str, params: Value) {
+            self.0.lock().unwrap().push(format!("{method} {params}"));
+        }
+    }
+
+    /// A client wired to an in-memory "server" whose two ends the test drives.
+    fn wired() -> (LspClient, Arc<Seen>, DuplexStream, DuplexStream) {
+        let (client_out, server_in) = duplex(1 << 16);
+        let (server_out, client_in) = duplex(1 << 16);
+        let seen = Arc::new(Seen::default());
+        let client = LspClient::start(BufReader::new(client_in), client_out, seen.clone());
+        (client, seen, server_in, server_out)
+    }
+
+    async fn read_message(from: &mut DuplexStream) -> Value {
+        let mut reader = FrameReader::new(BufReader::new(from));
+        let body = reader.next().await.unwrap().unwrap();
+        serde_json::from_slice(&body).unwrap()
+    }
+
+    async fn write_message(to: &mut DuplexStream, message: Value) {
+        to.write_all(&encode(message.to_string().as_bytes()))
+            .await
+            .unwrap();
+    }
+
+    #[tokio::test]
+    async fn notifications_are_seen_before_the_response_that_follows_them() {
+        let (client, seen, mut server_in, mut server_out) = wired();
+        let barrier = client.request("textDocument/waitForDiagnostics", json!({}));
+        let request = read_message(&mut server_in).await;
+        assert_eq!(request["id"], 0);
+        write_message(
+            &mut server_out,
+            json!({"jsonrpc": "2.0", "method": "textDocument/publishDiagnostics", "params": {"v": 1}}),
+        )
+        .await;
+        write_message(
+            &mut server_out,
+            json!({"jsonrpc": "2.0", "id": 0, "result": {}}),
+        )
+        .await;
+        assert_eq!(barrier.await, Ok(json!({})));
+        assert_eq!(
+            seen.0.lock().unwrap().as_slice(),
+            [r#"textDocument/publishDiagnostics {"v":1}"#]
+        );
+    }
+
+    #[tokio::test]
+    async fn dropping_a_pending_request_cancels_it_on_the_server() {
+        let (client, _seen, mut server_in, _server_out) = wired();
+        let pending = client.request("$/lean/plainGoal", json!({}));
+        let sent = read_message(&mut server_in).await;
+        drop(pending);
+        let cancel = read_message(&mut server_in).await;
+        assert_eq!(cancel["method"], "$/cancelRequest");
+        assert_eq!(cancel["params"]["id"], sent["id"]);
+    }
+
+    #[tokio::test]
+    async fn server_requests_are_answered() {
+        let (_client, _seen, mut server_in, mut server_out) = wired();
+        for (id, method) in [
+            (json!("register_lean_watcher"), "client/registerCapability"),
+            (json!(7), "workspace/semanticTokens/refresh"),
+            (json!(8), "something/else"),
+        ] {
+            write_message(
+                &mut server_out,
+                json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}}),
+            )
+            .await;
+            let answer = read_message(&mut server_in).await;
+            assert_eq!(answer["id"], id);
+            if method == "something/else" {
+                assert_eq!(answer["error"]["code"], -32601);
+            } else {
+                assert_eq!(answer["result"], Value::Null);
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_closed_stream_fails_pending_and_later_requests() {
+        let (client, _seen, mut server_in, server_out) = wired();
+        let pending = client.request("textDocument/hover", json!({}));
+        read_message(&mut server_in).await;
+        drop(server_out);
+        assert!(matches!(pending.await, Err(LspError::Closed(_))));
+        assert!(matches!(
+            client.request("textDocument/hover", json!({})).await,
+            Err(LspError::Closed(_))
+        ));
+        let reason = client.closed_reason().expect("closed");
+        assert!(reason.contains("closed its output"), "{reason}");
+    }
+}

@@ -1,0 +1,256 @@
+//! The `lake serve` child process: started in its own process group, its stderr kept as a bounded
+//! tail, and the whole group ended on every way out.
+//!
+//! Contract:
+//! 1. [`LeanProcess::spawn`] runs `<lake> serve` with the workspace root as its cwd (Lean takes the
+//!    project from the cwd, not from `rootUri`), stdin and stdout piped for LSP, stderr read into
+//!    a [`StderrTail`] (the last [`TAIL_LINES`] lines, each at most [`TAIL_LINE_BYTES`]), and the
+//!    child leading a process group of its own, so the file workers and nested `lake` builds it
+//!    starts can be ended with it. On Linux the child also dies if this process dies.
+//! 2. [`LeanProcess::kill`] ends the whole group at once (SIGKILL), synchronously; it is safe to
+//!    call at any time, any number of times. [`LeanProcess`] kills the group when dropped.
+//! 3. A `lake` that cannot be started is a [`SpawnError`] that says what to do: install Lean with
+//!    elan, or point `--lake` / `LEAN_BEAM_LAKE` at it.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::process::Stdio;
+use std::sync::{Arc, Mutex};
+
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// Lines of stderr kept for error reports.
+pub const TAIL_LINES: usize = 40;
+/// The longest stderr line kept (longer ones are cut).
+pub const TAIL_LINE_BYTES: usize = 1024;
+
+/// The last lines a process wrote to stderr.
+#[derive(Debug)]
+pub struct StderrTail {
+    lines: Mutex<VecDeque<String>>,
+    /// Set once stderr has ended (every line is in).
+    ended: tokio::sync::watch::Sender<bool>,
+}
+
+impl Default for StderrTail {
+    fn default() -> Self {
+        StderrTail {
+            lines: Mutex::default(),
+            ended: tokio::sync::watch::channel(false).0,
+        }
+    }
+}
+
+impl StderrTail {
+    fn push(&self, mut line: String) {
+        if line.len() > TAIL_LINE_BYTES {
+            let mut cut = TAIL_LINE_BYTES;
+            while !line.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            line.truncate(cut);
+            line.push_str(" …");
+        }
+        let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        if lines.len() == TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line);
+    }
+
+    /// The kept lines, oldest first.
+    pub fn lines(&self) -> Vec<String> {
+        let lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
+        lines.iter().cloned().collect()
+    }
+
+    /// The kept lines once stderr has ended (the process is gone, so its last words are in),
+    /// waiting at most `bound` for that.
+    pub async fn final_lines(&self, bound: std::time::Duration) -> Vec<String> {
+        let mut ended = self.ended.subscribe();
+        let _ = tokio::time::timeout(bound, ended.wait_for(|ended| *ended)).await;
+        self.lines()
+    }
+}
+
+/// Why `lake serve` could not be started.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpawnError {
+    /// What went wrong and what to do about it.
+    pub message: String,
+}
+
+/// A running `lake serve` and its process group.
+#[derive(Debug)]
+pub struct LeanProcess {
+    child: Child,
+    tail: Arc<StderrTail>,
+    killer: GroupKiller,
+}
+
+/// Kills a process group; cheap to clone, so a host can end every runtime's group at once.
+#[derive(Debug, Clone)]
+pub struct GroupKiller {
+    group: Option<i32>,
+}
+
+impl GroupKiller {
+    /// Sends SIGKILL to the whole group (no-op if it is already gone).
+    pub fn kill(&self) {
+        #[cfg(unix)]
+        if let Some(group) = self.group {
+            // SAFETY: killpg only sends a signal; a group that is gone makes it fail harmlessly.
+            unsafe {
+                libc::killpg(group, libc::SIGKILL);
+            }
+        }
+    }
+}
+
+impl LeanProcess {
+    /// Starts `<lake> serve` in `root`, with `extra_args` passed on after `--` to the server.
+    pub fn spawn(
+        lake: &Path,
+        root: &Path,
+        extra_args: &[String],
+    ) -> Result<(LeanProcess, ChildStdin, ChildStdout), SpawnError> {
+        let mut command = Command::new(lake);
+        command.arg("serve");
+        if !extra_args.is_empty() {
+            command.arg("--").args(extra_args);
+        }
+        command
+            .current_dir(root)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        #[cfg(unix)]
+        {
+            command.process_group(0);
+            #[cfg(target_os = "linux")]
+            // SAFETY: only async-signal-safe calls between fork and exec.
+            unsafe {
+                command.pre_exec(|| {
+                    // Tokio's worker threads live as long as the runtime, so "the parent thread
+                    // died" means the server is gone.
+                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+        let mut child = command.spawn().map_err(|e| spawn_error(lake, root, &e))?;
+        let group = child.id().and_then(|pid| i32::try_from(pid).ok());
+        let stdin = child.stdin.take().expect("piped stdin");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let tail = Arc::new(StderrTail::default());
+        tokio::spawn(keep_tail(BufReader::new(stderr), tail.clone()));
+        let process = LeanProcess {
+            child,
+            tail,
+            killer: GroupKiller { group },
+        };
+        Ok((process, stdin, stdout))
+    }
+
+    /// The stderr tail so far.
+    pub fn stderr_tail(&self) -> Arc<StderrTail> {
+        self.tail.clone()
+    }
+
+    /// A handle that kills this process's group.
+    pub fn killer(&self) -> GroupKiller {
+        self.killer.clone()
+    }
+
+    /// Waits for the child to exit; its exit status, described.
+    pub async fn wait(&mut self) -> String {
+        match self.child.wait().await {
+            Ok(status) => status.to_string(),
+            Err(e) => format!("could not wait for it: {e}"),
+        }
+    }
+
+    /// Ends the whole group now.
+    pub fn kill(&self) {
+        self.killer.kill();
+    }
+}
+
+impl Drop for LeanProcess {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+async fn keep_tail(mut stderr: BufReader<tokio::process::ChildStderr>, tail: Arc<StderrTail>) {
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match stderr.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => {
+                tail.ended.send_replace(true);
+                return;
+            }
+            Ok(_) => {
+                let text = String::from_utf8_lossy(&line).trim_end().to_string();
+                tracing::debug!(target: "lean_beam_mcp::lean::stderr", "{text}");
+                tail.push(text);
+            }
+        }
+    }
+}
+
+fn spawn_error(lake: &Path, root: &Path, error: &std::io::Error) -> SpawnError {
+    let install = "Install Lean with elan (https://github.com/leanprover/elan: \
+                   curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh), \
+                   which puts `lake` on PATH, or point --lake (or LEAN_BEAM_LAKE) at a lake executable";
+    let message = match error.kind() {
+        std::io::ErrorKind::NotFound if lake.components().count() == 1 => {
+            format!("`{}` was not found on PATH. {install}.", lake.display())
+        }
+        std::io::ErrorKind::NotFound => {
+            format!("{} does not exist. {install}.", lake.display())
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            format!("{} is not executable ({error}). {install}.", lake.display())
+        }
+        _ => format!(
+            "could not start `{} serve` in {}: {error}",
+            lake.display(),
+            root.display()
+        ),
+    };
+    SpawnError { message }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tail_keeps_the_last_lines_and_cuts_long_ones() {
+        let tail = StderrTail::default();
+        for n in 0..(TAIL_LINES + 5) {
+            tail.push(format!("line {n}"));
+        }
+        let lines = tail.lines();
+        assert_eq!(lines.len(), TAIL_LINES);
+        assert_eq!(lines[0], "line 5");
+        tail.push("é".repeat(TAIL_LINE_BYTES));
+        let last = tail.lines().pop().unwrap();
+        assert!(last.len() <= TAIL_LINE_BYTES + " …".len() && last.ends_with(" …"));
+    }
+
+    #[tokio::test]
+    async fn a_missing_lake_says_how_to_install_lean() {
+        let err = LeanProcess::spawn(Path::new("lake-that-does-not-exist"), Path::new("/"), &[])
+            .unwrap_err();
+        assert!(err.message.contains("not found on PATH"), "{}", err.message);
+        assert!(err.message.contains("elan"), "{}", err.message);
+    }
+}

@@ -1,0 +1,471 @@
+//! One Lean runtime per workspace: a `lake serve` process, the LSP client over it, the document
+//! mirror, and the operations the tools are built from.
+//!
+//! Contract:
+//! 1. [`Runtime::start`] spawns `lake serve` in the root and completes the strict handshake
+//!    (`initialize`, then `initialized`; Lean's `register_lean_watcher` is answered by the
+//!    client) within the Lean timeout. A failure is `runtimeSetup` with Lean's stderr tail, and
+//!    leaves no process behind.
+//! 2. Documents are read from disk on every use ([`Runtime::sync_document`]): the first use sends
+//!    `didOpen` with an explicit `dependencyBuildMode` (`once`: out-of-date imports are built on
+//!    open, and never again behind the caller's back), a changed text sends `didChange` (full
+//!    text) then `didSave` (so Lean tells importers their imports are stale), and an unchanged
+//!    text sends nothing. Updates are serialized, so versions on the wire follow the mirror.
+//! 3. [`Runtime::request`] waits for Lean within the Lean timeout and is cancellable: dropping it
+//!    (a cancelled call) sends `$/cancelRequest`. Lean's errors keep their meaning
+//!    (`HostError::from_lean`); a connection that closes is `workerExited` with the stderr tail.
+//!    A document whose worker crashed (-32901/-32902, or a fatal `fileProgress`) is revived with
+//!    a version-bumped `didChange` of the same text and the request is tried once more.
+//! 4. [`Runtime::shutdown`] asks Lean to shut down and exit within the grace, then kills the
+//!    process group; [`Runtime::kill`] kills it at once. Nothing of a runtime outlives it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime};
+
+use serde_json::{Value, json};
+use tokio::io::BufReader;
+use tokio_util::sync::CancellationToken;
+
+use super::documents::{Document, Documents};
+use super::error::{HostError, code};
+use super::lsp::{LspClient, LspError};
+use super::options::HostOptions;
+use super::process::{GroupKiller, LeanProcess, StderrTail};
+use super::workspace::WorkspaceRoot;
+
+/// How long an error report waits for a dead server's last stderr lines.
+const STDERR_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The files whose change means the workspace must be reloaded.
+pub const CONFIG_FILES: [&str; 4] = [
+    "lakefile.toml",
+    "lakefile.lean",
+    "lake-manifest.json",
+    "lean-toolchain",
+];
+
+/// What the configuration files looked like when a runtime started.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConfigStamp(Vec<(&'static str, Option<(SystemTime, u64)>)>);
+
+impl ConfigStamp {
+    /// Reads the stamp now (one `stat` per file).
+    pub fn read(root: &Path) -> ConfigStamp {
+        ConfigStamp(
+            CONFIG_FILES
+                .iter()
+                .map(|name| {
+                    let meta = std::fs::metadata(root.join(name)).ok();
+                    let stamp = meta.and_then(|m| Some((m.modified().ok()?, m.len())));
+                    (*name, stamp)
+                })
+                .collect(),
+        )
+    }
+
+    /// The files that differ between two stamps.
+    pub fn changed_since(&self, earlier: &ConfigStamp) -> Vec<&'static str> {
+        self.0
+            .iter()
+            .zip(&earlier.0)
+            .filter(|(now, then)| now.1 != then.1)
+            .map(|(now, _)| now.0)
+            .collect()
+    }
+}
+
+/// A document after [`Runtime::sync_document`].
+#[derive(Debug, Clone)]
+pub struct Synced {
+    /// The document as Lean now has it.
+    pub document: Document,
+    /// Whether the text changed (or the document was opened).
+    pub changed: bool,
+}
+
+/// A running `lake serve` for one workspace.
+#[derive(Debug)]
+pub struct Runtime {
+    root: WorkspaceRoot,
+    epoch: u64,
+    options: HostOptions,
+    client: LspClient,
+    documents: Arc<Documents>,
+    process: tokio::sync::Mutex<Option<LeanProcess>>,
+    killer: GroupKiller,
+    tail: Arc<StderrTail>,
+    updates: tokio::sync::Mutex<()>,
+    config: ConfigStamp,
+    started_at: Instant,
+}
+
+impl Runtime {
+    /// Starts `lake serve` in `root` and completes the handshake.
+    /// `on_spawn` gets the process group's killer as soon as the process exists, so a host that
+    /// must kill everything can reach a runtime still in its handshake.
+    pub async fn start(
+        root: WorkspaceRoot,
+        epoch: u64,
+        options: HostOptions,
+        on_spawn: impl FnOnce(GroupKiller),
+    ) -> Result<Runtime, HostError> {
+        let config = ConfigStamp::read(root.path());
+        let (process, stdin, stdout) =
+            LeanProcess::spawn(&options.lake, root.path(), &options.serve_args)
+                .map_err(|e| HostError::new(code::RUNTIME_SETUP, e.message))?;
+        on_spawn(process.killer());
+        let documents = Arc::new(Documents::default());
+        let client = LspClient::start(BufReader::new(stdout), stdin, documents.clone());
+        let runtime = Runtime {
+            killer: process.killer(),
+            tail: process.stderr_tail(),
+            process: tokio::sync::Mutex::new(Some(process)),
+            root,
+            epoch,
+            client,
+            documents,
+            updates: tokio::sync::Mutex::new(()),
+            config,
+            started_at: Instant::now(),
+            options,
+        };
+        let handshake = runtime
+            .client
+            .request("initialize", runtime.initialize_params());
+        let outcome = tokio::time::timeout(runtime.options.lean_timeout, handshake).await;
+        let failure = match outcome {
+            Ok(Ok(_capabilities)) => None,
+            Ok(Err(LspError::Closed(reason))) => Some(format!(
+                "`{} serve` ended before completing the LSP handshake ({reason})",
+                runtime.options.lake.display()
+            )),
+            Ok(Err(LspError::Response { code, message, .. })) => {
+                Some(format!("Lean refused initialize with {code}: {message}"))
+            }
+            Err(_) => Some(format!(
+                "Lean did not answer initialize within {:?}",
+                runtime.options.lean_timeout
+            )),
+        };
+        if let Some(failure) = failure {
+            runtime.kill();
+            runtime.wait_exit().await;
+            let tail = runtime.tail.final_lines(STDERR_DRAIN).await;
+            return Err(HostError::new(
+                code::RUNTIME_SETUP,
+                format!(
+                    "could not start Lean for {}: {failure}. Check that `lake serve` works in that \
+                     directory (its last stderr lines are in data.stderrTail)",
+                    runtime.root.path().display()
+                ),
+            )
+            .with_data(json!({ "stderrTail": tail })));
+        }
+        runtime.client.notify("initialized", json!({}));
+        Ok(runtime)
+    }
+
+    fn initialize_params(&self) -> Value {
+        let uri = file_uri(self.root.path());
+        let name = self
+            .root
+            .path()
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        json!({
+            "processId": std::process::id(),
+            "clientInfo": {"name": "lean-beam-mcp", "version": env!("CARGO_PKG_VERSION")},
+            "rootUri": uri,
+            "workspaceFolders": [{"uri": uri, "name": name}],
+            "capabilities": {
+                "textDocument": {
+                    "publishDiagnostics": {"relatedInformation": true},
+                    "hover": {"contentFormat": ["markdown", "plaintext"]},
+                    "definition": {"linkSupport": true},
+                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
+                    "completion": {"completionItem": {"insertReplaceSupport": true}}
+                },
+                "window": {"workDoneProgress": false},
+                "workspace": {"applyEdit": false, "workspaceFolders": true},
+                "lean": {"incrementalDiagnosticSupport": true}
+            },
+            "initializationOptions": {"hasWidgets": false}
+        })
+    }
+
+    /// The workspace.
+    pub fn root(&self) -> &WorkspaceRoot {
+        &self.root
+    }
+
+    /// Which start of this workspace's runtime this is (1 for the first).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// The document mirror.
+    pub fn documents(&self) -> &Arc<Documents> {
+        &self.documents
+    }
+
+    /// Messages sent to Lean so far.
+    pub fn messages_sent(&self) -> u64 {
+        self.client.messages_sent()
+    }
+
+    /// When it started.
+    pub fn started_at(&self) -> Instant {
+        self.started_at
+    }
+
+    /// Whether the server is still there.
+    pub fn is_alive(&self) -> bool {
+        self.client.closed_reason().is_none()
+    }
+
+    /// The configuration files that changed since it started.
+    pub fn config_changes(&self) -> Vec<&'static str> {
+        ConfigStamp::read(self.root.path()).changed_since(&self.config)
+    }
+
+    /// The last lines Lean wrote to stderr.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.tail.lines()
+    }
+
+    /// A handle that kills this runtime's process group.
+    pub fn killer(&self) -> GroupKiller {
+        self.killer.clone()
+    }
+
+    /// Reads `path` from disk and brings Lean's copy up to date (see the contract).
+    pub async fn sync_document(&self, path: &Path) -> Result<Synced, HostError> {
+        let text: Arc<str> = tokio::fs::read_to_string(path)
+            .await
+            .map_err(|e| HostError::invalid_params(format!("cannot read {}: {e}", path.display())))?
+            .into();
+        let uri: Arc<str> = file_uri(path).into();
+        let _serialized = self.updates.lock().await;
+        let current = self.documents.get(&uri);
+        let synced = match current {
+            None => {
+                let document = self
+                    .documents
+                    .opened(uri.clone(), path.to_path_buf(), text.clone());
+                self.client.notify(
+                    "textDocument/didOpen",
+                    json!({
+                        "textDocument": {
+                            "uri": &*uri, "languageId": "lean",
+                            "version": document.lsp_version, "text": &*text
+                        },
+                        "dependencyBuildMode": "once"
+                    }),
+                );
+                Synced {
+                    document,
+                    changed: true,
+                }
+            }
+            Some(document) if document.hash != super::documents::text_hash(&text) => {
+                let document = self
+                    .documents
+                    .changed(&uri, text.clone())
+                    .expect("the document is open");
+                self.client.notify(
+                    "textDocument/didChange",
+                    json!({
+                        "textDocument": {"uri": &*uri, "version": document.lsp_version},
+                        "contentChanges": [{"text": &*text}]
+                    }),
+                );
+                self.client.notify(
+                    "textDocument/didSave",
+                    json!({"textDocument": {"uri": &*uri}}),
+                );
+                Synced {
+                    document,
+                    changed: true,
+                }
+            }
+            Some(document) if document.crashed => Synced {
+                document: self.revive(&uri).unwrap_or(document),
+                changed: false,
+            },
+            Some(document) => Synced {
+                document,
+                changed: false,
+            },
+        };
+        Ok(synced)
+    }
+
+    /// Sends the version-bumped `didChange` that restarts a crashed worker (call with updates
+    /// serialized).
+    fn revive(&self, uri: &str) -> Option<Document> {
+        let document = self.documents.revived(uri)?;
+        tracing::debug!(%uri, lsp_version = document.lsp_version, "reviving a crashed Lean worker");
+        self.client.notify(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": uri, "version": document.lsp_version},
+                "contentChanges": [{"text": &*document.text}]
+            }),
+        );
+        Some(document)
+    }
+
+    /// Closes a tracked document; `false` when it was not open.
+    pub async fn close_document(&self, path: &Path) -> bool {
+        let uri = file_uri(path);
+        let _serialized = self.updates.lock().await;
+        let closed = self.documents.closed(&uri);
+        if closed {
+            self.client.notify(
+                "textDocument/didClose",
+                json!({"textDocument": {"uri": uri}}),
+            );
+        }
+        closed
+    }
+
+    /// Sends a request about `uri` whose params `params` builds from the document as it stands,
+    /// waits for it (bounded, cancellable), and revives a crashed worker once.
+    pub async fn document_request(
+        &self,
+        uri: &str,
+        method: &str,
+        params: impl Fn(&Document) -> Value,
+        cancel: &CancellationToken,
+    ) -> Result<Value, HostError> {
+        let mut revived = false;
+        loop {
+            let document = self.documents.get(uri).ok_or_else(|| {
+                HostError::invalid_params(format!("{uri} is not open in Lean; sync it first"))
+            })?;
+            let outcome = self.request(method, params(&document), cancel).await;
+            match outcome {
+                Err(error)
+                    if !revived
+                        && matches!(error.code, code::WORKER_EXITED | code::WORKER_CRASHED)
+                        && self.is_alive() =>
+                {
+                    let _serialized = self.updates.lock().await;
+                    self.revive(uri);
+                    revived = true;
+                }
+                other => return other,
+            }
+        }
+    }
+
+    /// Sends a request and waits for its answer, within the Lean timeout, unless `cancel` fires
+    /// first (then the request is cancelled on the server too).
+    pub async fn request(
+        &self,
+        method: &str,
+        params: Value,
+        cancel: &CancellationToken,
+    ) -> Result<Value, HostError> {
+        let pending = self.client.request(method, params);
+        let answer = tokio::select! {
+            answer = pending => answer,
+            () = cancel.cancelled() => return Err(HostError::new(
+                code::REQUEST_CANCELLED,
+                format!("{method} was cancelled"),
+            )),
+            () = tokio::time::sleep(self.options.lean_timeout) => return Err(HostError::new(
+                code::LEAN_TIMEOUT,
+                format!(
+                    "Lean did not answer {method} within {:?}; the request was cancelled. Raise \
+                     --lean-timeout-ms if this file needs longer",
+                    self.options.lean_timeout
+                ),
+            )),
+        };
+        match answer {
+            Ok(result) => Ok(result),
+            Err(LspError::Response {
+                code,
+                message,
+                data,
+            }) => Err(HostError::from_lean(method, code, &message, data)),
+            Err(LspError::Closed(reason)) => Err(HostError::server_exited(
+                &reason,
+                self.tail.final_lines(STDERR_DRAIN).await,
+            )),
+        }
+    }
+
+    /// Asks Lean to shut down and exit within the grace, then kills the process group.
+    pub async fn shutdown(&self) {
+        let grace = self.options.shutdown_grace;
+        if self.is_alive() {
+            let polite = async {
+                let _ = self.client.request("shutdown", Value::Null).await;
+                self.client.notify("exit", Value::Null);
+                self.wait_exit().await;
+            };
+            let _ = tokio::time::timeout(grace, polite).await;
+        }
+        self.kill();
+        self.client.close("the workspace was shut down");
+    }
+
+    async fn wait_exit(&self) {
+        if let Some(process) = self.process.lock().await.as_mut() {
+            let status = process.wait().await;
+            tracing::debug!(root = %self.root.path().display(), %status, "lake serve exited");
+        }
+    }
+
+    /// Kills the process group now.
+    pub fn kill(&self) {
+        self.killer.kill();
+    }
+}
+
+/// The `file://` URI of a path.
+pub fn file_uri(path: &Path) -> String {
+    url::Url::from_file_path(path)
+        .map(String::from)
+        .unwrap_or_else(|()| format!("file://{}", path.display()))
+}
+
+/// The path of a `file://` URI, if it is one.
+pub fn uri_path(uri: &str) -> Option<PathBuf> {
+    url::Url::parse(uri).ok()?.to_file_path().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_round_trip_with_escapes() {
+        let path = Path::new("/tmp/a b/Ünïcode#1.lean");
+        let uri = file_uri(path);
+        assert_eq!(uri, "file:///tmp/a%20b/%C3%9Cn%C3%AFcode%231.lean");
+        assert_eq!(uri_path(&uri).as_deref(), Some(path));
+    }
+
+    #[test]
+    fn a_config_change_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("lakefile.toml"), "name = \"a\"\n").unwrap();
+        let before = ConfigStamp::read(dir.path());
+        assert!(
+            ConfigStamp::read(dir.path())
+                .changed_since(&before)
+                .is_empty()
+        );
+        std::fs::write(dir.path().join("lakefile.toml"), "name = \"ab\"\n").unwrap();
+        std::fs::write(dir.path().join("lean-toolchain"), "x\n").unwrap();
+        assert_eq!(
+            ConfigStamp::read(dir.path()).changed_since(&before),
+            ["lakefile.toml", "lean-toolchain"]
+        );
+    }
+}

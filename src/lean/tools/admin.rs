@@ -1,0 +1,104 @@
+//! `beam_stats` and `lean_drop_workspace`: looking at the cached runtimes and evicting one.
+//!
+//! Contract:
+//! 1. `beam_stats` never starts a runtime: `{uptimeMs, workspaces}` (`uptimeMs` counts from the
+//!    first runtime this process started, 0 before), each cached workspace with its runtime's
+//!    state and its per-operation counts.
+//! 2. `lean_drop_workspace` is a fence (earlier calls drain first, later ones wait) and cannot
+//!    be cancelled: it removes the workspace's runtime, shuts it down and invalidates what it
+//!    owned; `{dropped: true, invalidated_handles: true}`. Without a runtime it answers
+//!    `{dropped: false, invalidated_handles: false, reason: "notFound"}` (so it is idempotent),
+//!    and it accepts a root that no longer exists, as results echoed it.
+
+use serde_json::{Value, json};
+
+use super::super::error::HostError;
+use super::super::state::HostState;
+use super::super::workspace::WorkspaceRoot;
+use super::schema::{LeanTool, read_only};
+use crate::mcp::{Execution, StatusNotice, ToolAnnotations, ToolSpec};
+
+/// The tool names.
+pub const STATS: &str = "beam_stats";
+/// See [`STATS`].
+pub const DROP: &str = "lean_drop_workspace";
+
+/// `beam_stats`' catalog entry.
+pub fn stats_spec() -> ToolSpec {
+    ToolSpec {
+        name: STATS.into(),
+        description:
+            "Return process-wide debug Beam broker runtime statistics for lazily cached workspaces."
+                .into(),
+        input_schema: json!({
+            "$schema": "https://json-schema.org/draft/2020-12/schema",
+            "type": "object",
+            "properties": {},
+            "required": [],
+            "additionalProperties": false
+        }),
+        annotations: read_only(),
+        execution: Execution::Concurrent,
+        status: StatusNotice::Quiet,
+    }
+}
+
+/// `lean_drop_workspace`'s catalog entry.
+pub fn drop_spec() -> ToolSpec {
+    LeanTool {
+        name: DROP,
+        base: "Evict one local Lean workspace cache (its Lean server and documents) and \
+               invalidate its retained proof handles. A later request recreates it lazily.",
+        properties: &[],
+        required: &[],
+        annotations: ToolAnnotations {
+            idempotent_hint: Some(true),
+            ..ToolAnnotations::default()
+        },
+        execution: Execution::Fence,
+        status: StatusNotice::WhenSlow,
+    }
+    .spec()
+}
+
+/// `beam_stats`.
+pub fn stats(state: &HostState) -> Value {
+    let uptime = state
+        .registry
+        .first_start()
+        .map_or(0, |start| start.elapsed().as_millis() as u64);
+    let workspaces = state.stats.render(|key| {
+        let runtime = state
+            .registry
+            .running()
+            .into_iter()
+            .find(|r| r.root().key() == key);
+        match runtime {
+            Some(runtime) => json!({
+                "active": runtime.is_alive(),
+                "workspaceId": key,
+                "root": runtime.root().path().display().to_string(),
+                "epoch": runtime.epoch(),
+                "openDocCount": runtime.documents().open_count(),
+                "lspMessagesSent": runtime.messages_sent(),
+            }),
+            None => json!({"active": false}),
+        }
+    });
+    json!({"uptimeMs": uptime, "workspaces": workspaces})
+}
+
+/// `lean_drop_workspace`.
+pub async fn drop_workspace(state: &HostState, arguments: &Value) -> Result<Value, HostError> {
+    let root = WorkspaceRoot::for_eviction(arguments.get("workspace").unwrap_or(&Value::Null))?;
+    let dropped = state.registry.evict(&root).await;
+    let mut result = json!({
+        "workspace": root.descriptor(),
+        "dropped": dropped,
+        "invalidated_handles": dropped,
+    });
+    if !dropped {
+        result["reason"] = json!("notFound");
+    }
+    Ok(result)
+}

@@ -1,0 +1,254 @@
+//! `lean_goals`: the proof goals before or after the tactic at a position, from Lean's stock
+//! `$/lean/plainGoal` (lean-stock-speculation.md §B).
+//!
+//! Contract:
+//! 1. Lean answers goals *before* a tactic when asked at its first character, and goals *after*
+//!    it when asked anywhere later in it or in its trailing whitespace. So `mode: "before"` asks
+//!    at the start of the tactic the position is in, and `mode: "after"` at its end. A tactic is
+//!    found on the position's line, between the line's indentation (or a `by`, a `·` bullet, a
+//!    `;` or `<;>` before the position) and the next `;`/`<;>` or the end of the line's code,
+//!    skipping comments and strings. A tactic spread over several lines is seen from its line.
+//! 2. `null` from Lean means no tactic is there: `invalidParams`, saying Lean has no proof
+//!    goals at that position.
+//! 3. Goals are answered in the goal shape `{userName?, goalPrefix, target, hyps: [{names, type,
+//!    value?}]}`, parsed from Lean's rendering (`case` line, hypotheses, `⊢ target`; indented
+//!    lines continue the entry above), with the position Lean was asked at.
+
+use serde_json::{Value, json};
+
+use super::super::call::LeanCall;
+use super::super::error::HostError;
+use super::super::state::HostState;
+use super::navigation::ask;
+use super::schema::{LeanTool, character, line, path, read_only, string_enum, version};
+use crate::mcp::{Execution, StatusNotice, ToolSpec};
+
+/// The tool name.
+pub const GOALS: &str = "lean_goals";
+
+/// The catalog entry.
+pub fn spec() -> ToolSpec {
+    LeanTool {
+        name: GOALS,
+        base: "Inspect Lean goals before or after the tactic at a file position.",
+        properties: &[
+            ("path", path()),
+            ("version", version()),
+            ("line", line()),
+            ("character", character()),
+            (
+                "mode",
+                string_enum(
+                    &["before", "after"],
+                    "Goals before the tactic at the position, or after it.",
+                ),
+            ),
+        ],
+        required: &["path", "version", "line", "character", "mode"],
+        annotations: read_only(),
+        execution: Execution::Concurrent,
+        status: StatusNotice::WhenSlow,
+    }
+    .spec()
+}
+
+/// Runs `lean_goals`.
+pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, HostError> {
+    let runtime = call.runtime(&state.registry).await?;
+    let document = call.document(&runtime).await?.document;
+    call.check_version(&document)?;
+    let position = call.position(&document)?;
+    let line = position["line"].as_u64().unwrap_or_default() as usize;
+    let character = position["character"].as_u64().unwrap_or_default() as usize;
+    let text = document.text.split('\n').nth(line).unwrap_or_default();
+    let before = call.text("mode") == "before";
+    let column = tactic_column(text, character, before);
+    let asked = json!({"line": line, "character": column});
+    let answer = ask(
+        call,
+        &runtime,
+        &document,
+        "$/lean/plainGoal",
+        json!({"textDocument": {"uri": &*document.uri}, "position": asked}),
+    )
+    .await?;
+    let Some(goals) = answer.get("goals").and_then(Value::as_array) else {
+        return Err(HostError::invalid_params(format!(
+            "Lean has no proof goals at {line}:{character} ({} the tactic there, asked at \
+             {line}:{column}): the position is not inside a tactic proof",
+            call.text("mode")
+        ))
+        .with_data(json!({"position": position, "asked": asked})));
+    };
+    let goals: Vec<Value> = goals
+        .iter()
+        .filter_map(Value::as_str)
+        .map(parse_goal)
+        .collect();
+    Ok(json!({"mode": call.text("mode"), "position": asked, "goals": goals}))
+}
+
+/// The UTF-16 column to ask Lean at, for the tactic around `character` on `line`.
+pub fn tactic_column(line: &str, character: usize, before: bool) -> usize {
+    let code = code_units(line);
+    let at = character.min(code.len());
+    // Tactic boundaries: `;`, `<;>`, `by`, and a leading `·`/`.` bullet.
+    let is_separator = |i: usize| code[i].0 == ';';
+    if before {
+        let mut start = 0;
+        for i in 0..at.min(code.len()) {
+            if is_separator(i) {
+                start = i + 1;
+            }
+            if code[i].0 == 'b' && code.get(i + 1).map(|c| c.0) == Some('y') {
+                let boundary_before = i == 0 || !is_ident(code[i - 1].0);
+                let boundary_after = code.get(i + 2).is_none_or(|c| !is_ident(c.0));
+                if boundary_before && boundary_after && i + 2 <= at {
+                    start = i + 2;
+                }
+            }
+        }
+        let mut i = start;
+        while i < code.len() && (code[i].0.is_whitespace() || matches!(code[i].0, '·' | '>')) {
+            i += 1;
+        }
+        // A position in the indentation still means the tactic that follows it.
+        code.get(i.min(code.len().saturating_sub(1)))
+            .map_or(character, |c| c.1)
+    } else {
+        let mut end = code.len();
+        for i in at..code.len() {
+            if is_separator(i) || (code[i].0 == '<' && code.get(i + 1).map(|c| c.0) == Some(';')) {
+                end = i;
+                break;
+            }
+        }
+        while end > 0 && code[end - 1].0.is_whitespace() {
+            end -= 1;
+        }
+        match end {
+            0 => character,
+            // Just past the tactic's last character: still "after" it (its trailing position).
+            _ => code[end - 1].1 + code[end - 1].0.len_utf16(),
+        }
+    }
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '\'' || c == '.'
+}
+
+/// The line's code (comments cut, strings blanked so their contents never look like
+/// separators), each character with its UTF-16 column.
+fn code_units(line: &str) -> Vec<(char, usize)> {
+    let mut out = Vec::new();
+    let mut column = 0;
+    let mut in_string = false;
+    let mut chars = line.trim_end_matches('\r').chars().peekable();
+    while let Some(c) = chars.next() {
+        if !in_string && c == '-' && chars.peek() == Some(&'-') {
+            break;
+        }
+        let shown = if in_string && c != '"' { 'x' } else { c };
+        if c == '"' {
+            in_string = !in_string;
+        } else if in_string && c == '\\' {
+            out.push(('x', column));
+            column += c.len_utf16();
+            if let Some(escaped) = chars.next() {
+                out.push(('x', column));
+                column += escaped.len_utf16();
+            }
+            continue;
+        }
+        out.push((shown, column));
+        column += c.len_utf16();
+    }
+    out
+}
+
+/// One goal as Lean renders it, in the goal shape.
+pub fn parse_goal(rendered: &str) -> Value {
+    let mut lines = rendered.lines().peekable();
+    let mut goal = json!({"goalPrefix": "⊢ ", "hyps": [], "target": ""});
+    if let Some(first) = lines.peek()
+        && let Some(name) = first.strip_prefix("case ")
+    {
+        goal["userName"] = json!(name.trim());
+        lines.next();
+    }
+    let mut entries: Vec<String> = Vec::new();
+    let mut target: Option<String> = None;
+    for line in lines {
+        if let Some(rest) = line.strip_prefix("⊢ ") {
+            target = Some(rest.to_owned());
+        } else if let Some(target) = target.as_mut() {
+            target.push('\n');
+            target.push_str(line);
+        } else if line.starts_with(char::is_whitespace) && !entries.is_empty() {
+            let last = entries.last_mut().expect("not empty");
+            last.push('\n');
+            last.push_str(line);
+        } else {
+            entries.push(line.to_owned());
+        }
+    }
+    goal["target"] = json!(target.unwrap_or_default());
+    goal["hyps"] = entries.iter().map(|entry| hypothesis(entry)).collect();
+    goal
+}
+
+fn hypothesis(entry: &str) -> Value {
+    let Some((names, rest)) = entry.split_once(" : ") else {
+        return json!({"names": [], "type": entry});
+    };
+    let names: Vec<&str> = names.split_whitespace().collect();
+    match rest.split_once(" := ") {
+        Some((ty, value)) => json!({"names": names, "type": ty, "value": value}),
+        None => json!({"names": names, "type": rest}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn goals_parse_into_the_goal_shape() {
+        let goal = parse_goal("case succ\nn✝ : Nat\na✝ : 0 + n✝ = n✝\n⊢ 0 + (n✝ + 1) = n✝ + 1");
+        assert_eq!(
+            goal,
+            json!({
+                "userName": "succ",
+                "goalPrefix": "⊢ ",
+                "hyps": [
+                    {"names": ["n✝"], "type": "Nat"},
+                    {"names": ["a✝"], "type": "0 + n✝ = n✝"}
+                ],
+                "target": "0 + (n✝ + 1) = n✝ + 1"
+            })
+        );
+        let grouped = parse_goal("p q : Prop\nx : Nat := 3\nh :\n  p ∧\n    q\n⊢ p");
+        assert_eq!(grouped["hyps"][0]["names"], json!(["p", "q"]));
+        assert_eq!(grouped["hyps"][1]["value"], "3");
+        assert_eq!(grouped["hyps"].as_array().unwrap().len(), 3);
+        assert_eq!(grouped["target"], "p");
+    }
+
+    #[test]
+    fn before_asks_at_the_tactics_first_character() {
+        assert_eq!(tactic_column("  intro a", 5, true), 2);
+        assert_eq!(tactic_column("  intro a; apply a", 14, true), 11);
+        assert_eq!(tactic_column("example : p := by exact h", 21, true), 18);
+        assert_eq!(tactic_column("  · simp", 6, true), 4);
+        assert_eq!(tactic_column("  simp [\"a;b\"] -- x; y", 4, true), 2);
+    }
+
+    #[test]
+    fn after_asks_at_the_tactics_end() {
+        assert_eq!(tactic_column("  intro a", 2, false), 9);
+        assert_eq!(tactic_column("  intro a; apply a", 3, false), 9);
+        assert_eq!(tactic_column("  rfl  -- done", 2, false), 5);
+        assert_eq!(tactic_column("  exact f₁", 2, false), 10);
+    }
+}

@@ -1,0 +1,240 @@
+//! `lean_hover`, `lean_signature_help`, `lean_definition`, `lean_references`,
+//! `lean_document_symbols`, `lean_workspace_symbols`: Lean's own answers, at a checked position
+//! of a checked version.
+//!
+//! Contract:
+//! 1. Position tools re-read the file, require the caller's `version` to be current
+//!    (`contentModified` otherwise) and the position to lie inside it (`invalidParams`), then ask
+//!    Lean once: nothing else is sent.
+//! 2. Hover and signature help answer Lean's object, or `{result: null}` when there is nothing.
+//! 3. Definitions accept both forms Lean uses (`Location[]` from the watchdog's index,
+//!    `LocationLink[]` from the worker, or one `Location`) and answer `{result: [Location]}`;
+//!    references answer `{result: [Location]}` (`include_declaration` defaults to true). Each
+//!    location also names its `path` (relative to the workspace root when inside it).
+//! 4. Symbols answer `{result: [...]}` as Lean gives them; workspace symbols need no document.
+
+use serde_json::{Value, json};
+
+use super::super::call::LeanCall;
+use super::super::error::{HostError, code};
+use super::super::progress::LiveDiagnostics;
+use super::super::runtime::{Runtime, uri_path};
+use super::super::state::HostState;
+use super::schema::{LeanTool, character, line, path, read_only, version};
+use crate::mcp::{Execution, StatusNotice, ToolSpec};
+
+/// The tool names.
+pub const HOVER: &str = "lean_hover";
+/// See [`HOVER`].
+pub const SIGNATURE_HELP: &str = "lean_signature_help";
+/// See [`HOVER`].
+pub const DEFINITION: &str = "lean_definition";
+/// See [`HOVER`].
+pub const REFERENCES: &str = "lean_references";
+/// See [`HOVER`].
+pub const DOCUMENT_SYMBOLS: &str = "lean_document_symbols";
+/// See [`HOVER`].
+pub const WORKSPACE_SYMBOLS: &str = "lean_workspace_symbols";
+
+fn tool<'a>(
+    name: &'a str,
+    base: &'a str,
+    properties: &'a [(&'a str, Value)],
+    required: &'a [&'a str],
+) -> ToolSpec {
+    LeanTool {
+        name,
+        base,
+        properties,
+        required,
+        annotations: read_only(),
+        execution: Execution::Concurrent,
+        status: StatusNotice::WhenSlow,
+    }
+    .spec()
+}
+
+/// The catalog entries, in listing order.
+pub fn specs() -> Vec<ToolSpec> {
+    let position = [
+        ("path", path()),
+        ("version", version()),
+        ("line", line()),
+        ("character", character()),
+    ];
+    let at = ["path", "version", "line", "character"];
+    let mut references = position.to_vec();
+    references.push((
+        "include_declaration",
+        json!({"type": "boolean", "default": true,
+               "description": "Whether the declaration itself is among the references. Defaults to true."}),
+    ));
+    vec![
+        tool(
+            HOVER,
+            "Inspect Lean hover information (type and documentation) at a file position.",
+            &position,
+            &at,
+        ),
+        tool(
+            SIGNATURE_HELP,
+            "Inspect Lean signature help at a file position.",
+            &position,
+            &at,
+        ),
+        tool(
+            DEFINITION,
+            "Find where the Lean symbol at a file position is defined.",
+            &position,
+            &at,
+        ),
+        tool(
+            REFERENCES,
+            "Find references to the Lean symbol at a file position.",
+            &references,
+            &at,
+        ),
+        tool(
+            DOCUMENT_SYMBOLS,
+            "List Lean document symbols for one synced file.",
+            &[("path", path()), ("version", version())],
+            &["path", "version"],
+        ),
+        tool(
+            WORKSPACE_SYMBOLS,
+            "Search Lean workspace symbols by query string.",
+            &[(
+                "query",
+                json!({"type": "string", "description": "Workspace symbol search query."}),
+            )],
+            &["query"],
+        ),
+    ]
+}
+
+/// Runs one of this family's tools.
+pub async fn call(
+    tool: &str,
+    state: &HostState,
+    call: &mut LeanCall<'_>,
+) -> Result<Value, HostError> {
+    let runtime = call.runtime(&state.registry).await?;
+    if tool == WORKSPACE_SYMBOLS {
+        let answer = runtime
+            .request(
+                "workspace/symbol",
+                json!({"query": call.text("query")}),
+                &call.cancel,
+            )
+            .await?;
+        return Ok(json!({"result": list(answer)}));
+    }
+    let synced = call.document(&runtime).await?;
+    let document = synced.document;
+    call.check_version(&document)?;
+    let (method, params) = match tool {
+        DOCUMENT_SYMBOLS => (
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": &*document.uri}}),
+        ),
+        _ => {
+            let position = call.position(&document)?;
+            let mut params = json!({"textDocument": {"uri": &*document.uri}, "position": position});
+            let method = match tool {
+                HOVER => "textDocument/hover",
+                SIGNATURE_HELP => "textDocument/signatureHelp",
+                DEFINITION => "textDocument/definition",
+                REFERENCES => {
+                    let include = call.args.get("include_declaration") != Some(&Value::Bool(false));
+                    params["context"] = json!({"includeDeclaration": include});
+                    "textDocument/references"
+                }
+                other => {
+                    return Err(HostError::new(
+                        code::INTERNAL_ERROR,
+                        format!("{other} is not a navigation tool"),
+                    ));
+                }
+            };
+            (method, params)
+        }
+    };
+    let answer = ask(call, &runtime, &document, method, params).await?;
+    Ok(match tool {
+        HOVER | SIGNATURE_HELP => match answer {
+            Value::Null => json!({"result": null}),
+            object => object,
+        },
+        DEFINITION | REFERENCES => json!({"result": locations(answer, call)}),
+        _ => json!({"result": list(answer)}),
+    })
+}
+
+/// One request about the document, reporting Lean's file progress while it waits.
+pub async fn ask(
+    call: &LeanCall<'_>,
+    runtime: &Runtime,
+    document: &super::super::documents::Document,
+    method: &str,
+    params: Value,
+) -> Result<Value, HostError> {
+    let mut events = runtime.documents().subscribe();
+    let mut reporter = super::super::progress::Reporter::new(
+        call.ctx,
+        call.path_argument(),
+        document,
+        LiveDiagnostics::Off,
+    );
+    let request = runtime.document_request(&document.uri, method, |_| params.clone(), &call.cancel);
+    let mut request = std::pin::pin!(request);
+    loop {
+        tokio::select! {
+            biased;
+            answer = &mut request => return answer,
+            event = events.recv() => match event {
+                Ok(event) => reporter.report(&event),
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return (&mut request).await,
+            },
+        }
+    }
+}
+
+fn list(answer: Value) -> Value {
+    match answer {
+        Value::Null => json!([]),
+        Value::Array(items) => Value::Array(items),
+        one => json!([one]),
+    }
+}
+
+/// `Location`, `Location[]` or `LocationLink[]` as `Location[]`, each with its `path`.
+fn locations(answer: Value, call: &LeanCall<'_>) -> Value {
+    let Value::Array(items) = list(answer) else {
+        return json!([]);
+    };
+    let located: Vec<Value> = items
+        .into_iter()
+        .filter_map(|item| {
+            let (uri, range) = match item.get("targetUri") {
+                Some(uri) => (
+                    uri.clone(),
+                    item.get("targetSelectionRange")
+                        .or_else(|| item.get("targetRange"))
+                        .cloned()?,
+                ),
+                None => (item.get("uri")?.clone(), item.get("range")?.clone()),
+            };
+            let mut location = json!({"uri": uri, "range": range});
+            if let Some(file) = uri.as_str().and_then(uri_path) {
+                let shown = file
+                    .strip_prefix(call.root.path())
+                    .map(|relative| relative.to_path_buf())
+                    .unwrap_or(file);
+                location["path"] = json!(shown.display().to_string());
+            }
+            Some(location)
+        })
+        .collect();
+    Value::Array(located)
+}

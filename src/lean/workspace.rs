@@ -1,0 +1,172 @@
+//! Workspace descriptors: `{"root": "/absolute/path"}` on every Lean tool, resolved to one
+//! canonical root per project.
+//!
+//! Contract:
+//! 1. [`WorkspaceRoot::resolve`] accepts an absolute path to an existing directory that holds a
+//!    Lake project marker (`lean-toolchain`, `lakefile.toml` or `lakefile.lean`) and returns its
+//!    canonical path, so symlink aliases name one workspace. Anything else is an `invalidInput`
+//!    error with the precise reason, and nothing is created.
+//! 2. [`WorkspaceRoot::for_eviction`] is what `lean_drop_workspace` accepts: the same when the
+//!    root still resolves, else the lexically normalized absolute path, so a root that vanished
+//!    can still be evicted by the descriptor a result echoed.
+//! 3. [`WorkspaceRoot::descriptor`] is the canonical descriptor results echo.
+
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::error::HostError;
+
+/// The files that make a directory a Lean/Lake project.
+pub const PROJECT_MARKERS: [&str; 3] = ["lean-toolchain", "lakefile.toml", "lakefile.lean"];
+
+/// A workspace root, canonical.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct WorkspaceRoot(PathBuf);
+
+impl WorkspaceRoot {
+    /// Validates a tool's `workspace` argument.
+    pub fn resolve(workspace: &Value) -> Result<WorkspaceRoot, HostError> {
+        let root = root_text(workspace)?;
+        let path = Path::new(root);
+        if !path.is_absolute() {
+            return Err(invalid(format!(
+                "workspace root must be an absolute path; got {root:?}"
+            )));
+        }
+        let canonical = std::fs::canonicalize(path)
+            .map_err(|e| invalid(format!("workspace root does not resolve: {root}: {e}")))?;
+        if !canonical.is_dir() {
+            return Err(invalid(format!(
+                "workspace root is not a directory: {}",
+                canonical.display()
+            )));
+        }
+        if !PROJECT_MARKERS.iter().any(|m| canonical.join(m).is_file()) {
+            return Err(invalid(format!(
+                "workspace root is not a Lean/Lake project: expected lean-toolchain, lakefile.toml, or lakefile.lean in {}",
+                canonical.display()
+            )));
+        }
+        Ok(WorkspaceRoot(canonical))
+    }
+
+    /// Validates the descriptor of a workspace to evict: a root that no longer resolves is
+    /// normalized lexically instead of refused.
+    pub fn for_eviction(workspace: &Value) -> Result<WorkspaceRoot, HostError> {
+        let root = root_text(workspace)?;
+        let path = Path::new(root);
+        if !path.is_absolute() {
+            return Err(invalid(format!(
+                "workspace root must be an absolute path; got {root:?}"
+            )));
+        }
+        Ok(WorkspaceRoot(
+            std::fs::canonicalize(path).unwrap_or_else(|_| normalize(path)),
+        ))
+    }
+
+    /// The canonical path.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+
+    /// The descriptor results echo.
+    pub fn descriptor(&self) -> Value {
+        json!({ "root": self.0.display().to_string() })
+    }
+
+    /// The key beam_stats shows for this workspace.
+    pub fn key(&self) -> String {
+        format!("local:{}", self.0.display())
+    }
+}
+
+fn root_text(workspace: &Value) -> Result<&str, HostError> {
+    // The schema has already required `workspace` with a string `root`; this is the host's own
+    // guard, so a caller that bypassed the schema still gets a precise error.
+    workspace
+        .get("root")
+        .and_then(Value::as_str)
+        .ok_or_else(|| {
+            invalid("workspace is required: pass {\"root\": \"/absolute/project/path\"}")
+        })
+}
+
+fn invalid(message: impl Into<String>) -> HostError {
+    HostError::invalid_input(message).with_path("/workspace/root")
+}
+
+/// `.` and `..` resolved without touching the file system.
+fn normalize(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => {
+                out.pop();
+            }
+            Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("lean-toolchain"),
+            "leanprover/lean4:v4.24.0\n",
+        )
+        .unwrap();
+        dir
+    }
+
+    fn message(result: Result<WorkspaceRoot, HostError>) -> String {
+        result.unwrap_err().message
+    }
+
+    #[test]
+    fn a_project_resolves_to_its_canonical_path_and_aliases_agree() {
+        let dir = project();
+        let link = dir.path().join("alias");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        let direct = WorkspaceRoot::resolve(&json!({"root": dir.path()})).unwrap();
+        let aliased = WorkspaceRoot::resolve(&json!({"root": link})).unwrap();
+        assert_eq!(direct, aliased);
+        assert_eq!(
+            direct.path(),
+            std::fs::canonicalize(dir.path()).unwrap().as_path()
+        );
+    }
+
+    #[test]
+    fn bad_roots_say_exactly_what_is_wrong() {
+        let dir = project();
+        let file = dir.path().join("lean-toolchain");
+        let plain = tempfile::tempdir().unwrap();
+        assert!(message(WorkspaceRoot::resolve(&json!({"root": "rel/path"}))).contains("absolute"));
+        assert!(
+            message(WorkspaceRoot::resolve(&json!({"root": "/no/such/dir"})))
+                .starts_with("workspace root does not resolve: /no/such/dir")
+        );
+        assert!(
+            message(WorkspaceRoot::resolve(&json!({"root": file})))
+                .starts_with("workspace root is not a directory")
+        );
+        assert!(
+            message(WorkspaceRoot::resolve(&json!({"root": plain.path()})))
+                .starts_with("workspace root is not a Lean/Lake project")
+        );
+    }
+
+    #[test]
+    fn eviction_accepts_a_root_that_vanished() {
+        let root = WorkspaceRoot::for_eviction(&json!({"root": "/gone/a/../b/./c"})).unwrap();
+        assert_eq!(root.path(), Path::new("/gone/b/c"));
+    }
+}

@@ -1,0 +1,201 @@
+//! `lean_update`, `lean_sync`, `lean_refresh`, `lean_close`: versions owned by the server, the
+//! diagnostics barrier, counts, readiness, items, and what each costs Lean.
+
+use serde_json::json;
+
+use crate::harness::{Lean, Project, args};
+
+#[test]
+fn sync_of_a_clean_file_is_save_ready() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let synced = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    assert_eq!(synced["version"], 1);
+    assert_eq!(synced["diagnostics"]["counts"]["total"], 0);
+    assert_eq!(synced["readiness"]["save_ready"], true);
+    assert_eq!(synced["document_progress"]["done"], true);
+    assert_eq!(
+        synced["workspace"]["root"], "[root]",
+        "the canonical root, redacted"
+    );
+    assert!(synced["diagnostics"].get("items").is_none());
+    assert!(lean.violations().is_empty(), "{:?}", lean.violations());
+    crate::harness::snapshot("sync_clean", lean.server.finish_clean());
+    project.wait_no_processes();
+}
+
+#[test]
+fn sync_counts_every_diagnostic_and_returns_items_on_request() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let synced = lean.ok(
+        "lean_sync",
+        args(
+            &project,
+            "Fixture/Holes.lean",
+            json!({"diagnostic_scope": "all", "diagnostics_in_result": true}),
+        ),
+    );
+    let counts = &synced["diagnostics"]["counts"];
+    assert!(counts["error"].as_u64().unwrap() >= 1, "{synced}");
+    assert!(counts["warning"].as_u64().unwrap() >= 1, "{synced}");
+    let items = synced["diagnostics"]["items"].as_array().unwrap();
+    assert_eq!(items.len() as u64, counts["total"].as_u64().unwrap());
+    assert!(items.iter().all(|i| i["path"] == "Fixture/Holes.lean"));
+    assert_eq!(synced["readiness"]["save_ready"], false);
+    assert_eq!(synced["readiness"]["reason"], "documentErrors");
+    // The default scope keeps errors only in the items, but the counts stay complete.
+    let errors_only = lean.ok(
+        "lean_sync",
+        args(
+            &project,
+            "Fixture/Holes.lean",
+            json!({"diagnostics_in_result": true}),
+        ),
+    );
+    let items = errors_only["diagnostics"]["items"].as_array().unwrap();
+    assert!(
+        items.iter().all(|i| i["severity"] == "error"),
+        "{errors_only}"
+    );
+    assert_eq!(errors_only["diagnostics"]["counts"], *counts);
+    crate::harness::snapshot("sync_items", lean.server.finish_clean());
+}
+
+#[test]
+fn versions_follow_the_text_on_disk_and_stale_callers_are_told() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let first = lean.ok(
+        "lean_update",
+        args(&project, "Fixture/Basic.lean", json!({})),
+    );
+    assert_eq!(first["version"], 1);
+    assert_eq!(first["changed"], true);
+    let again = lean.ok(
+        "lean_update",
+        args(&project, "Fixture/Basic.lean", json!({})),
+    );
+    assert_eq!(
+        (again["version"].clone(), again["changed"].clone()),
+        (json!(1), json!(false))
+    );
+    let text = project.read("Fixture/Basic.lean");
+    project.write("Fixture/Basic.lean", &format!("{text}\n-- edited\n"));
+    let error = lean.fails(
+        "lean_hover",
+        args(
+            &project,
+            "Fixture/Basic.lean",
+            json!({"version": 1, "line": 7, "character": 5}),
+        ),
+        "contentModified",
+    );
+    assert_eq!(
+        error["data"],
+        json!({
+            "reason": "documentVersionMismatch",
+            "expectedVersion": 1,
+            "currentVersion": 2,
+            "uri": "file://[root]/Fixture/Basic.lean",
+            "path": "Fixture/Basic.lean"
+        })
+    );
+    let synced = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    assert_eq!(synced["version"], 2);
+    crate::harness::snapshot("versions", lean.server.finish_clean());
+}
+
+#[test]
+fn an_unchanged_sync_sends_lean_only_its_barrier() {
+    if crate::harness::fake_only("an_unchanged_sync_sends_lean_only_its_barrier") {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    let before = lean.received().len();
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    // Lean recorded the barrier before it answered it, so the trace is complete here.
+    let after = lean.received();
+    assert_eq!(
+        after[before..],
+        ["textDocument/waitForDiagnostics"],
+        "an unchanged sync sends exactly one message"
+    );
+    lean.server.finish_clean();
+}
+
+#[test]
+fn refresh_reopens_and_close_is_idempotent() {
+    if crate::harness::fake_only("refresh_reopens_and_close_is_idempotent") {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    let refreshed = lean.ok(
+        "lean_refresh",
+        args(&project, "Fixture/Basic.lean", json!({})),
+    );
+    assert_eq!(
+        refreshed["version"], 2,
+        "a reopened document continues its versions"
+    );
+    assert_eq!(refreshed["readiness"]["save_ready"], true);
+    for _ in 0..2 {
+        let closed = lean.ok(
+            "lean_close",
+            args(&project, "Fixture/Basic.lean", json!({})),
+        );
+        assert_eq!(closed["closed"], true);
+    }
+    let received = lean.received();
+    assert_eq!(
+        received
+            .iter()
+            .filter(|m| *m == "textDocument/didClose")
+            .count(),
+        2,
+        "refresh closed once, close once; the second close sent nothing: {received:?}"
+    );
+    assert_eq!(
+        received
+            .iter()
+            .filter(|m| *m == "textDocument/didOpen")
+            .count(),
+        2
+    );
+    crate::harness::snapshot("refresh_close", lean.server.finish_clean());
+}
+
+#[test]
+fn a_changed_dependency_makes_its_importer_stale_until_refreshed() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.ok("lean_sync", args(&project, "Fixture/Uses.lean", json!({})));
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    let text = project.read("Fixture/Basic.lean");
+    project.write(
+        "Fixture/Basic.lean",
+        &format!("{text}\ndef extra : Nat := 0\n"),
+    );
+    // The saved change tells Lean that Uses' imports are out of date.
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    let error = lean.fails(
+        "lean_sync",
+        args(&project, "Fixture/Uses.lean", json!({})),
+        "syncBarrierIncomplete",
+    );
+    assert_eq!(error["data"]["reason"], "staleImports");
+    assert_eq!(
+        error["data"]["recoveryPlan"][0],
+        "lean_refresh Fixture/Uses.lean"
+    );
+    let refreshed = lean.ok(
+        "lean_refresh",
+        args(&project, "Fixture/Uses.lean", json!({})),
+    );
+    assert_eq!(refreshed["readiness"]["save_ready"], true);
+    crate::harness::snapshot("stale_imports", lean.server.finish_clean());
+}

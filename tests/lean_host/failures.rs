@@ -1,0 +1,261 @@
+//! Every way a Lean call can fail, each with its structured error, and the server serving on:
+//! bad roots (nothing started), a missing or broken `lake`, a Lean that never answers, a
+//! watchdog that exits, a worker that crashes, a hung request that is cancelled.
+
+use serde_json::{Value, json};
+
+use crate::harness::{Lean, Project, args};
+use crate::support::{notification, request};
+
+#[test]
+fn bad_roots_are_invalid_input_and_start_nothing() {
+    let project = Project::fixture();
+    let plain = tempfile::tempdir().unwrap();
+    let file = project.root().join("lakefile.toml");
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.server
+        .replace(&plain.path().display().to_string(), "[plain]");
+    for (root, words) in [
+        (json!("relative/dir"), "must be an absolute path"),
+        (json!("/no/such/project"), "does not resolve"),
+        (json!(file), "is not a directory"),
+        (json!(plain.path()), "is not a Lean/Lake project"),
+    ] {
+        let error = lean.fails(
+            "lean_sync",
+            json!({"workspace": {"root": root}, "path": "Fixture/Basic.lean"}),
+            "invalidInput",
+        );
+        assert!(
+            error["message"].as_str().unwrap().contains(words),
+            "{error}"
+        );
+        assert_eq!(error["data"]["path"], "/workspace/root");
+    }
+    let version = lean.ok("beam_version", json!({}));
+    assert_eq!(version["runtime_active"], false, "no runtime was created");
+    assert!(project.processes().is_empty());
+    let missing = lean.fails(
+        "lean_sync",
+        args(&project, "Fixture/Missing.lean", json!({})),
+        "invalidParams",
+    );
+    assert!(
+        missing["message"]
+            .as_str()
+            .unwrap()
+            .contains("Fixture/Missing.lean")
+    );
+    let not_lean = lean.fails(
+        "lean_sync",
+        args(&project, "lakefile.toml", json!({})),
+        "invalidParams",
+    );
+    assert!(
+        not_lean["message"]
+            .as_str()
+            .unwrap()
+            .contains("not a Lean source file")
+    );
+    crate::harness::snapshot("bad_roots", lean.server.finish_clean());
+}
+
+#[test]
+fn a_missing_lake_says_how_to_install_lean() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &["--lake", "/no/such/lake"], &[]);
+    let error = lean.fails(
+        "lean_sync",
+        args(&project, "Fixture/Basic.lean", json!({})),
+        "runtimeSetup",
+    );
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("/no/such/lake does not exist"),
+        "{message}"
+    );
+    assert!(message.contains("elan"), "{message}");
+    lean.server.finish_clean();
+}
+
+#[test]
+fn a_lake_that_exits_at_once_is_reported_with_its_stderr() {
+    if crate::harness::fake_only("a_lake_that_exits_at_once_is_reported_with_its_stderr") {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(
+        &[&project],
+        &[],
+        &[
+            ("FAKE_LAKE_EXIT", "1"),
+            ("FAKE_LAKE_STDERR", "error: lakefile.toml: bad key"),
+        ],
+    );
+    let error = lean.fails(
+        "lean_sync",
+        args(&project, "Fixture/Basic.lean", json!({})),
+        "runtimeSetup",
+    );
+    assert!(
+        error["data"]["stderrTail"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("bad key")),
+        "{error}"
+    );
+    lean.server.finish_clean();
+    project.wait_no_processes();
+}
+
+#[test]
+fn a_lean_that_never_answers_the_handshake_times_out() {
+    if crate::harness::fake_only("a_lean_that_never_answers_the_handshake_times_out") {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(
+        &[&project],
+        &["--lean-timeout-ms", "300"],
+        &[("FAKE_LEAN_NO_INIT", "1")],
+    );
+    let error = lean.fails(
+        "lean_sync",
+        args(&project, "Fixture/Basic.lean", json!({})),
+        "runtimeSetup",
+    );
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("did not answer initialize"),
+        "{error}"
+    );
+    project.wait_no_processes();
+    lean.server.finish_clean();
+}
+
+#[test]
+fn a_watchdog_exit_fails_the_call_and_the_next_call_restarts_lean() {
+    if crate::harness::fake_only("a_watchdog_exit_fails_the_call_and_the_next_call_restarts_lean") {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(
+        &[&project],
+        &[],
+        &[(
+            "FAKE_LEAN_WATCHDOG_EXIT",
+            "textDocument/hover:simulated failure",
+        )],
+    );
+    let version = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})))["version"]
+        .as_i64()
+        .unwrap();
+    let error = lean.fails(
+        "lean_hover",
+        args(
+            &project,
+            "Fixture/Basic.lean",
+            json!({"version": version, "line": 7, "character": 5}),
+        ),
+        "workerExited",
+    );
+    let tail: Vec<&str> = error["data"]["stderrTail"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(tail.iter().any(|l| l.contains("Watchdog error")), "{error}");
+    let restarted = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    assert!(
+        restarted["note"].as_str().unwrap().contains("had exited"),
+        "{restarted}"
+    );
+    let stats = lean.ok("beam_stats", json!({}));
+    let key = "local:[root]";
+    assert_eq!(
+        stats["workspaces"][key]["byBackend"]["lean"]["sessionRestarts"],
+        1
+    );
+    assert_eq!(
+        stats["workspaces"][key]["byBackend"]["lean"]["workerExitedCount"],
+        1
+    );
+    lean.server.finish_clean();
+    project.wait_no_processes();
+}
+
+#[test]
+fn a_crashed_worker_is_revived_with_a_new_version() {
+    if crate::harness::fake_only("a_crashed_worker_is_revived_with_a_new_version") {
+        return;
+    }
+    let project = Project::fixture();
+    project.write(
+        "Fixture/Crashy.lean",
+        "def one : Nat := 1 -- fake: crash once\n\ndef two : Nat := 2\n",
+    );
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let synced = lean.ok(
+        "lean_sync",
+        args(&project, "Fixture/Crashy.lean", json!({})),
+    );
+    assert_eq!(
+        synced["version"], 1,
+        "a revival does not change the caller's version"
+    );
+    assert_eq!(synced["readiness"]["save_ready"], true);
+    let changes: Vec<Value> = lean
+        .trace()
+        .into_iter()
+        .filter(|t| t["dir"] == "in" && t["method"] == "textDocument/didChange")
+        .collect();
+    assert_eq!(changes.len(), 1, "one revival: {changes:?}");
+    assert_eq!(changes[0]["version"], 2);
+    lean.server.finish_clean();
+}
+
+#[test]
+fn a_hung_request_is_cancelled_in_lean_and_a_later_call_works() {
+    if crate::harness::fake_only("a_hung_request_is_cancelled_in_lean_and_a_later_call_works") {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(
+        &[&project],
+        &[],
+        &[("FAKE_LEAN_HANG", "textDocument/hover")],
+    );
+    let version = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})))["version"]
+        .as_i64()
+        .unwrap();
+    let hover = request(
+        99,
+        "tools/call",
+        json!({"name": "lean_hover", "arguments": args(&project, "Fixture/Basic.lean",
+            json!({"version": version, "line": 7, "character": 5}))}),
+    );
+    lean.server.send(&hover);
+    let asked = lean.wait_received("the hover", |t| t["method"] == "textDocument/hover");
+    lean.server.send(&notification(
+        "notifications/cancelled",
+        json!({"requestId": 99, "reason": "taking too long"}),
+    ));
+    lean.wait_received("the cancellation", |t| {
+        t["method"] == "$/cancelRequest" && t["cancel_id"] == asked["id"]
+    });
+    lean.server
+        .note("Lean received $/cancelRequest for the hover");
+    let synced = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    assert_eq!(synced["version"], version);
+    let finished = lean.server.finish();
+    assert_eq!(finished.status.code(), Some(0));
+    assert!(
+        !finished.transcript.contains(r#"← {"id":99,"#),
+        "the cancelled call answers nothing"
+    );
+    crate::harness::snapshot("hung_cancelled", finished.transcript);
+}

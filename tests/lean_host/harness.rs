@@ -1,0 +1,303 @@
+//! Drives the shipped server against the fake Lean (`fake-lake`) on a fresh copy of the fixture
+//! project, and observes what Lean was sent (the fake's trace) and which processes live in the
+//! project (every `lake serve` and worker has it as its working directory).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::{McpProcess, PATIENCE, call, request, server_bin};
+
+/// The real `lake` the real-Lean lane runs against (`LEAN_BEAM_TEST_LAKE`), if it does.
+pub fn real_lake() -> Option<PathBuf> {
+    std::env::var_os("LEAN_BEAM_TEST_LAKE").map(PathBuf::from)
+}
+
+/// The `lake` the suite runs: the real one in the real-Lean lane, else the fake.
+pub fn lake() -> PathBuf {
+    real_lake().unwrap_or_else(fake_lake)
+}
+
+/// Whether a scenario needs the fake (its fault modes, gates or trace) and so cannot run in the
+/// real-Lean lane; says so by name when it is skipped.
+pub fn fake_only(scenario: &str) -> bool {
+    let real = real_lake().is_some();
+    if real {
+        println!("SKIPPED under real Lean: {scenario} (needs the fake's fault modes or trace)");
+    }
+    real
+}
+
+/// Pins a transcript, against the fake only: real Lean's answers differ in their details.
+pub fn snapshot(name: &str, transcript: String) {
+    if real_lake().is_none() {
+        crate::assert_transcript!("lean_host", name, transcript);
+    }
+}
+
+/// The fake `lake`, built beside the server by `cargo test --workspace`.
+pub fn fake_lake() -> PathBuf {
+    let dir = Path::new(server_bin()).parent().expect("target directory");
+    let fake = dir.join("fake-lake");
+    assert!(
+        fake.exists(),
+        "{} is missing: build it with `cargo build -p lean-beam-fake-lean` (scripts/test.sh does)",
+        fake.display()
+    );
+    fake
+}
+
+/// A copy of `tests/fixtures/lean-project` in a temporary directory.
+pub struct Project {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Project {
+    /// A fresh copy of the fixture project.
+    pub fn fixture() -> Project {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let root = dir.path().join("project");
+        copy_dir(
+            &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lean-project"),
+            &root,
+        );
+        let root = std::fs::canonicalize(root).expect("canonical root");
+        Project { _dir: dir, root }
+    }
+
+    /// The canonical root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `{"root": ...}`.
+    pub fn descriptor(&self) -> Value {
+        json!({"root": self.root})
+    }
+
+    /// Writes a file of the project.
+    pub fn write(&self, relative: &str, text: &str) {
+        let path = self.root.join(relative);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("create dirs");
+        std::fs::write(path, text).expect("write a project file");
+    }
+
+    /// Reads a file of the project.
+    pub fn read(&self, relative: &str) -> String {
+        std::fs::read_to_string(self.root.join(relative)).expect("read a project file")
+    }
+
+    /// The processes whose working directory is in this project (`lake serve`, its workers).
+    pub fn processes(&self) -> Vec<u32> {
+        let mut pids = Vec::new();
+        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+            let Some(pid) = entry
+                .file_name()
+                .to_str()
+                .and_then(|n| n.parse::<u32>().ok())
+            else {
+                continue;
+            };
+            let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
+                continue;
+            };
+            let zombie = std::fs::read_to_string(entry.path().join("stat"))
+                .map(|stat| stat.contains(") Z "))
+                .unwrap_or(true);
+            if cwd.starts_with(&self.root) && !zombie {
+                pids.push(pid);
+            }
+        }
+        pids
+    }
+
+    /// Waits until no process lives in the project (a timeout only turns a hang into a failure).
+    pub fn wait_no_processes(&self) {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let left = self.processes();
+            if left.is_empty() {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "processes outlived the server: {left:?}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).expect("create the copy");
+    for entry in std::fs::read_dir(from).expect("read the fixture") {
+        let entry = entry.expect("an entry");
+        let target = to.join(entry.file_name());
+        if entry.file_type().expect("a type").is_dir() {
+            if entry.file_name() != ".lake" {
+                copy_dir(&entry.path(), &target);
+            }
+        } else {
+            std::fs::copy(entry.path(), target).expect("copy a file");
+        }
+    }
+}
+
+/// The server, speaking the legacy family, with the fake Lean behind it.
+pub struct Lean {
+    /// The MCP process.
+    pub server: McpProcess,
+    scratch: tempfile::TempDir,
+    next_id: i64,
+}
+
+impl Lean {
+    /// Starts the server with the fake `lake`, initializes it, and redacts `projects`' roots
+    /// from the transcript. `env` goes to the fake (FAKE_LEAN_* switches); `args` to the server.
+    pub fn start(projects: &[&Project], args: &[&str], env: &[(&str, &str)]) -> Lean {
+        let scratch = tempfile::tempdir().expect("a scratch directory");
+        let trace = scratch.path().join("trace.jsonl");
+        let gates = scratch.path().join("gates");
+        std::fs::create_dir_all(&gates).expect("gate directory");
+        let lake = lake();
+        let mut all_args: Vec<&str> = Vec::new();
+        if !args.contains(&"--lake") {
+            all_args.extend(["--lake", lake.to_str().expect("utf-8 path")]);
+        }
+        all_args.extend_from_slice(args);
+        // No timed liveness notice unless a test sets the delay.
+        if !args.contains(&"--status-delay-ms") {
+            all_args.extend_from_slice(&["--status-delay-ms", "3600000"]);
+        }
+        let mut all_env: Vec<(&str, &str)> = vec![
+            ("FAKE_LEAN_TRACE", trace.to_str().expect("utf-8 path")),
+            ("FAKE_LEAN_GATE_DIR", gates.to_str().expect("utf-8 path")),
+        ];
+        all_env.extend_from_slice(env);
+        let mut server = McpProcess::server_with_env(&all_args, &all_env);
+        for (n, project) in projects.iter().enumerate() {
+            let placeholder = if n == 0 {
+                "[root]".to_string()
+            } else {
+                format!("[root{}]", n + 1)
+            };
+            server.replace(&project.root().display().to_string(), &placeholder);
+        }
+        server.replace(&lake.display().to_string(), "[fake-lake]");
+        server.initialize_legacy();
+        Lean {
+            server,
+            scratch,
+            next_id: 1,
+        }
+    }
+
+    /// The next request id.
+    pub fn id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Calls a tool and returns the whole response.
+    pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        let id = self.id();
+        self.server
+            .ask(request(id, "tools/call", call(tool, arguments)))
+    }
+
+    /// Calls a tool that must succeed; its structured content.
+    pub fn ok(&mut self, tool: &str, arguments: Value) -> Value {
+        let response = self.call(tool, arguments);
+        assert_eq!(
+            response["result"]["isError"], false,
+            "{tool} failed: {response}"
+        );
+        response["result"]["structuredContent"].clone()
+    }
+
+    /// Calls a tool that must fail with `code`; its structured error.
+    pub fn fails(&mut self, tool: &str, arguments: Value, code: &str) -> Value {
+        let response = self.call(tool, arguments);
+        let error = &response["result"]["structuredContent"];
+        assert_eq!(
+            response["result"]["isError"], true,
+            "{tool} succeeded: {response}"
+        );
+        assert_eq!(error["code"], code, "{response}");
+        error.clone()
+    }
+
+    /// The gate directory of the fake's `gate` directives.
+    pub fn gates(&self) -> PathBuf {
+        self.scratch.path().join("gates")
+    }
+
+    /// Opens a fake gate.
+    pub fn open_gate(&mut self, gate: &str) {
+        self.server.note(&format!("open Lean gate {gate}"));
+        std::fs::write(self.gates().join(gate), b"open").expect("open a gate");
+    }
+
+    /// Waits until the fake's elaboration has reached a gate.
+    pub fn gate_entered(&mut self, gate: &str) {
+        crate::support::wait_for_file(&self.gates().join(format!("{gate}.entered")));
+        self.server.note(&format!("Lean reached gate {gate}"));
+    }
+
+    /// Everything the fake recorded.
+    pub fn trace(&self) -> Vec<Value> {
+        std::fs::read_to_string(self.scratch.path().join("trace.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    /// The messages the fake received, as `method` names (responses as `response`).
+    pub fn received(&self) -> Vec<String> {
+        self.trace()
+            .iter()
+            .filter(|t| t["dir"] == "in")
+            .map(|t| {
+                t["method"]
+                    .as_str()
+                    .map_or_else(|| "response".to_string(), str::to_owned)
+            })
+            .collect()
+    }
+
+    /// Waits until the fake has received a message satisfying `matches`.
+    pub fn wait_received(&self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            if let Some(found) = self
+                .trace()
+                .into_iter()
+                .find(|t| t["dir"] == "in" && matches(t))
+            {
+                return found;
+            }
+            assert!(Instant::now() < deadline, "Lean never received {what}");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Protocol violations the fake recorded (there should be none).
+    pub fn violations(&self) -> Vec<Value> {
+        self.trace()
+            .into_iter()
+            .filter(|t| t.get("violation").is_some())
+            .collect()
+    }
+}
+
+/// `{"workspace": ..., "path": ...}` plus `more`.
+pub fn args(project: &Project, path: &str, more: Value) -> Value {
+    let mut args = json!({"workspace": project.descriptor(), "path": path});
+    if let Value::Object(more) = more {
+        args.as_object_mut().expect("object").extend(more);
+    }
+    args
+}

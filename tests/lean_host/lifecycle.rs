@@ -1,0 +1,227 @@
+//! Runtimes: created lazily and once under concurrent first use, shared by aliases, separate per
+//! root, restarted on a Lake configuration change, evicted by a drop (even while busy), and ended
+//! with the server on end of input or SIGTERM, leaving no process behind.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Lean, Project, args};
+use crate::support::{call, request};
+
+/// How many times Lean was started, over every workspace (from beam_stats).
+fn starts(lean: &mut Lean) -> u64 {
+    let stats = lean.ok("beam_stats", json!({}));
+    stats["workspaces"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|w| w["byBackend"]["lean"]["sessionStarts"].as_u64().unwrap())
+        .sum()
+}
+
+fn sync_request(id: i64, project: &Project, path: &str) -> Value {
+    request(
+        id,
+        "tools/call",
+        call("lean_sync", args(project, path, json!({}))),
+    )
+}
+
+fn gated(project: &Project, gate: &str) -> &'static str {
+    project.write(
+        "Fixture/Gated.lean",
+        &format!("def slow : Nat := 1 -- fake: gate {gate}\n"),
+    );
+    "Fixture/Gated.lean"
+}
+
+#[test]
+fn concurrent_first_uses_of_one_root_start_one_runtime() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    assert_eq!(lean.ok("beam_version", json!({}))["runtime_active"], false);
+    lean.server
+        .send(&sync_request(101, &project, "Fixture/Basic.lean"));
+    lean.server
+        .send(&sync_request(102, &project, "Fixture/Uses.lean"));
+    for id in [101, 102] {
+        let answer = lean.server.response(&json!(id));
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    assert_eq!(starts(&mut lean), 1, "one lake serve for one root");
+    assert_eq!(lean.ok("beam_version", json!({}))["runtime_active"], true);
+    lean.server.finish_clean();
+    project.wait_no_processes();
+}
+
+#[test]
+fn two_roots_get_two_runtimes_and_aliases_share_one() {
+    let first = Project::fixture();
+    let second = Project::fixture();
+    let mut lean = Lean::start(&[&first, &second], &[], &[]);
+    lean.server
+        .send(&sync_request(101, &first, "Fixture/Basic.lean"));
+    lean.server
+        .send(&sync_request(102, &second, "Fixture/Basic.lean"));
+    let roots: BTreeSet<String> = [101, 102]
+        .iter()
+        .map(|id| {
+            let answer = lean.server.response(&json!(id));
+            answer["result"]["structuredContent"]["workspace"]["root"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(roots.len(), 2);
+    assert_eq!(starts(&mut lean), 2);
+    let alias_dir = tempfile::tempdir().unwrap();
+    let alias = alias_dir.path().join("alias");
+    std::os::unix::fs::symlink(first.root(), &alias).unwrap();
+    let through_alias = lean.ok(
+        "lean_sync",
+        json!({"workspace": {"root": alias}, "path": "Fixture/Basic.lean"}),
+    );
+    assert_eq!(
+        through_alias["workspace"]["root"], "[root]",
+        "results echo the canonical root (redacted)"
+    );
+    assert_eq!(
+        starts(&mut lean),
+        2,
+        "the alias shares the first root's runtime"
+    );
+    lean.server.finish_clean();
+    first.wait_no_processes();
+    second.wait_no_processes();
+}
+
+#[test]
+fn drop_evicts_the_runtime_and_is_idempotent() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    assert!(!project.processes().is_empty());
+    let dropped = lean.ok(
+        "lean_drop_workspace",
+        json!({"workspace": project.descriptor()}),
+    );
+    assert_eq!(dropped["dropped"], true);
+    assert_eq!(dropped["invalidated_handles"], true);
+    project.wait_no_processes();
+    let again = lean.ok(
+        "lean_drop_workspace",
+        json!({"workspace": project.descriptor()}),
+    );
+    assert_eq!(
+        again,
+        json!({"workspace": {"root": "[root]"}, "dropped": false, "invalidated_handles": false, "reason": "notFound"})
+    );
+    let vanished = lean.ok(
+        "lean_drop_workspace",
+        json!({"workspace": {"root": "/vanished/project/../project"}}),
+    );
+    assert_eq!(vanished["workspace"]["root"], "/vanished/project");
+    assert_eq!(vanished["reason"], "notFound");
+    let recreated = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    assert_eq!(
+        recreated["version"], 1,
+        "a new runtime starts the document afresh"
+    );
+    crate::harness::snapshot("drop", lean.server.finish_clean());
+    project.wait_no_processes();
+}
+
+#[test]
+fn drop_waits_for_a_busy_call_then_evicts() {
+    if crate::harness::fake_only("drop_waits_for_a_busy_call_then_evicts") {
+        return;
+    }
+    let project = Project::fixture();
+    let path = gated(&project, "busy");
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.server.send(&sync_request(101, &project, path));
+    lean.gate_entered("busy");
+    lean.server.send(&request(
+        102,
+        "tools/call",
+        call(
+            "lean_drop_workspace",
+            json!({"workspace": project.descriptor()}),
+        ),
+    ));
+    lean.open_gate("busy");
+    let seen = lean.server.until_response(&json!(102));
+    let order: Vec<Value> = seen
+        .iter()
+        .filter(|m| m.get("method").is_none())
+        .map(|m| m["id"].clone())
+        .collect();
+    assert_eq!(
+        order,
+        [json!(101), json!(102)],
+        "the fence drains the sync first"
+    );
+    let dropped = &seen.last().unwrap()["result"]["structuredContent"];
+    assert_eq!(dropped["dropped"], true);
+    project.wait_no_processes();
+    lean.server.finish_clean();
+}
+
+#[test]
+fn a_lake_configuration_change_restarts_lean_on_the_next_call() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    let lakefile = project.read("lakefile.toml");
+    project.write("lakefile.toml", &format!("{lakefile}\n# edited\n"));
+    let synced = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    assert_eq!(
+        synced["note"],
+        "Lake configuration changed (lakefile.toml); the Lean server was restarted to load it"
+    );
+    assert_eq!(starts(&mut lean), 2);
+    let unchanged = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    assert!(unchanged.get("note").is_none());
+    lean.server.finish_clean();
+    project.wait_no_processes();
+}
+
+#[test]
+fn end_of_input_with_lean_work_in_flight_leaves_nothing_behind() {
+    if crate::harness::fake_only("end_of_input_with_lean_work_in_flight_leaves_nothing_behind") {
+        return;
+    }
+    let project = Project::fixture();
+    let path = gated(&project, "eof");
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.server.send(&sync_request(101, &project, path));
+    lean.gate_entered("eof");
+    assert!(!project.processes().is_empty());
+    let finished = lean.server.finish();
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+    assert!(
+        !finished.transcript.contains(r#"← {"id":101,"#),
+        "cancelled by end of input"
+    );
+    project.wait_no_processes();
+}
+
+#[test]
+fn sigterm_with_lean_work_in_flight_leaves_nothing_behind() {
+    if crate::harness::fake_only("sigterm_with_lean_work_in_flight_leaves_nothing_behind") {
+        return;
+    }
+    let project = Project::fixture();
+    let path = gated(&project, "term");
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.server.send(&sync_request(101, &project, path));
+    lean.gate_entered("term");
+    let pid = lean.server.pid();
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) }, 0);
+    let finished = lean.server.finish_without_closing();
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+    project.wait_no_processes();
+}

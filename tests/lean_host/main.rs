@@ -1,0 +1,14 @@
+//! The Lean host end to end: the shipped server over stdio, the fake Lean behind it (`fake-lake`,
+//! `tests/fake-lean-server`), on fresh copies of `tests/fixtures/lean-project`. Each module pins
+//! one concern; snapshots pin the result shapes with machine paths redacted.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod catalog;
+mod documents;
+mod failures;
+mod harness;
+mod lifecycle;
+mod logging;
+mod navigation;
