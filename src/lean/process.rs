@@ -8,17 +8,21 @@
 //!    child leading a process group of its own, so the file workers and nested `lake` builds it
 //!    starts can be ended with it. On Linux the child also dies if this process dies.
 //! 2. [`LeanProcess::kill`] ends the whole group at once (SIGKILL), synchronously; it is safe to
-//!    call at any time, any number of times. [`LeanProcess`] kills the group when dropped.
+//!    call at any time, any number of times. [`LeanProcess`] kills the group when dropped. When
+//!    the child exits on its own (a crash), what it started is killed with it at once, and the
+//!    group is never signalled again (its id could be reused).
 //! 3. A `lake` that cannot be started is a [`SpawnError`] that says what to do: install Lean with
 //!    elan, or point `--lake` / `LEAN_BEAM_LAKE` at it.
 
 use std::collections::VecDeque;
 use std::path::Path;
 use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+use tokio::sync::watch;
 
 /// Lines of stderr kept for error reports.
 pub const TAIL_LINES: usize = 40;
@@ -84,22 +88,26 @@ pub struct SpawnError {
 /// A running `lake serve` and its process group.
 #[derive(Debug)]
 pub struct LeanProcess {
-    child: Child,
     tail: Arc<StderrTail>,
     killer: GroupKiller,
+    exited: watch::Receiver<Option<String>>,
 }
 
 /// Kills a process group; cheap to clone, so a host can end every runtime's group at once.
 #[derive(Debug, Clone)]
 pub struct GroupKiller {
     group: Option<i32>,
+    /// Set once the group was killed after its leader exited: it is empty, and its id is free.
+    gone: Arc<AtomicBool>,
 }
 
 impl GroupKiller {
-    /// Sends SIGKILL to the whole group (no-op if it is already gone).
+    /// Sends SIGKILL to the whole group (no-op once it is gone).
     pub fn kill(&self) {
         #[cfg(unix)]
-        if let Some(group) = self.group {
+        if let Some(group) = self.group
+            && !self.gone.load(Ordering::Acquire)
+        {
             // SAFETY: killpg only sends a signal; a group that is gone makes it fail harmlessly.
             unsafe {
                 libc::killpg(group, libc::SIGKILL);
@@ -124,8 +132,7 @@ impl LeanProcess {
             .current_dir(root)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
         #[cfg(unix)]
         {
             command.process_group(0);
@@ -149,10 +156,16 @@ impl LeanProcess {
         let stderr = child.stderr.take().expect("piped stderr");
         let tail = Arc::new(StderrTail::default());
         tokio::spawn(keep_tail(BufReader::new(stderr), tail.clone()));
+        let killer = GroupKiller {
+            group,
+            gone: Arc::default(),
+        };
+        let (exited_tx, exited) = watch::channel(None);
+        tokio::spawn(reap(child, killer.clone(), exited_tx));
         let process = LeanProcess {
-            child,
             tail,
-            killer: GroupKiller { group },
+            killer,
+            exited,
         };
         Ok((process, stdin, stdout))
     }
@@ -168,10 +181,11 @@ impl LeanProcess {
     }
 
     /// Waits for the child to exit; its exit status, described.
-    pub async fn wait(&mut self) -> String {
-        match self.child.wait().await {
-            Ok(status) => status.to_string(),
-            Err(e) => format!("could not wait for it: {e}"),
+    pub async fn wait(&self) -> String {
+        let mut exited = self.exited.clone();
+        match exited.wait_for(Option::is_some).await {
+            Ok(status) => status.clone().unwrap_or_default(),
+            Err(_) => "unknown (no longer watched)".into(),
         }
     }
 
@@ -185,6 +199,17 @@ impl Drop for LeanProcess {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// Waits for the child; when it exits, kills what it started and marks the group gone.
+async fn reap(mut child: Child, killer: GroupKiller, exited: watch::Sender<Option<String>>) {
+    let status = match child.wait().await {
+        Ok(status) => status.to_string(),
+        Err(e) => format!("could not wait for it: {e}"),
+    };
+    killer.kill();
+    killer.gone.store(true, Ordering::Release);
+    let _ = exited.send(Some(status));
 }
 
 async fn keep_tail(mut stderr: BufReader<tokio::process::ChildStderr>, tail: Arc<StderrTail>) {

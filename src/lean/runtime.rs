@@ -92,7 +92,7 @@ pub struct Runtime {
     options: HostOptions,
     client: LspClient,
     documents: Arc<Documents>,
-    process: tokio::sync::Mutex<Option<LeanProcess>>,
+    process: LeanProcess,
     killer: GroupKiller,
     tail: Arc<StderrTail>,
     updates: tokio::sync::Mutex<()>,
@@ -120,7 +120,7 @@ impl Runtime {
         let runtime = Runtime {
             killer: process.killer(),
             tail: process.stderr_tail(),
-            process: tokio::sync::Mutex::new(Some(process)),
+            process,
             root,
             epoch,
             client,
@@ -415,10 +415,8 @@ impl Runtime {
     }
 
     async fn wait_exit(&self) {
-        if let Some(process) = self.process.lock().await.as_mut() {
-            let status = process.wait().await;
-            tracing::debug!(root = %self.root.path().display(), %status, "lake serve exited");
-        }
+        let status = self.process.wait().await;
+        tracing::debug!(root = %self.root.path().display(), %status, "lake serve exited");
     }
 
     /// Kills the process group now.

@@ -169,6 +169,8 @@ fn a_watchdog_exit_fails_the_call_and_the_next_call_restarts_lean() {
         .filter_map(Value::as_str)
         .collect();
     assert!(tail.iter().any(|l| l.contains("Watchdog error")), "{error}");
+    // The crashed server took everything it had started with it, before any next call.
+    project.wait_no_processes();
     let restarted = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
     assert!(
         restarted["note"].as_str().unwrap().contains("had exited"),
