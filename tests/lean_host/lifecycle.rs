@@ -225,3 +225,36 @@ fn sigterm_with_lean_work_in_flight_leaves_nothing_behind() {
     assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
     project.wait_no_processes();
 }
+
+#[test]
+fn beam_stats_shows_each_cached_workspace_without_starting_one() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    assert_eq!(
+        lean.ok("beam_stats", json!({})),
+        json!({"uptimeMs": 0, "workspaces": {}}),
+        "no runtime, and asking starts none"
+    );
+    assert!(project.processes().is_empty());
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    lean.fails(
+        "lean_hover",
+        args(&project, "Fixture/Basic.lean", json!({"version": 7, "line": 0, "character": 0})),
+        "contentModified",
+    );
+    let stats = lean.ok("beam_stats", json!({}));
+    let workspace = &stats["workspaces"]["local:[root]"];
+    assert_eq!(workspace["root"], "[root]");
+    assert_eq!(workspace["sessions"]["lean"]["active"], true);
+    assert_eq!(workspace["sessions"]["lean"]["epoch"], 1);
+    assert_eq!(workspace["sessions"]["lean"]["openDocCount"], 1);
+    let lean_stats = &workspace["byBackend"]["lean"];
+    assert_eq!(lean_stats["sessionStarts"], 1);
+    assert_eq!(lean_stats["requestCount"], 2);
+    assert_eq!(lean_stats["successCount"], 1);
+    assert_eq!(lean_stats["errorCount"], 1);
+    assert_eq!(lean_stats["ops"]["sync"]["count"], 1);
+    assert_eq!(lean_stats["ops"]["hover"]["errorCount"], 1);
+    assert!(lean_stats["ops"]["sync"]["maxLatencyMs"].as_f64().unwrap() > 0.0);
+    lean.server.finish_clean();
+}
