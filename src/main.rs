@@ -78,8 +78,18 @@ fn main() -> ExitCode {
         shutdown_timeout: Duration::from_millis(cli.shutdown_timeout_ms),
         ..ServerOptions::new(server_identity())
     };
+    // A relative path with a directory would otherwise be looked up from each workspace root
+    // (`lake serve` starts there); a bare name is looked up on PATH.
+    let lake = if cli.lake.is_relative() && cli.lake.components().count() > 1 {
+        std::env::current_dir().map_or(cli.lake.clone(), |cwd| cwd.join(&cli.lake))
+    } else {
+        cli.lake
+    };
+    if let Err(e) = lean_beam_mcp::lean::adopt_orphans() {
+        tracing::warn!("cannot adopt what a dead Lean server leaves behind: {e}");
+    }
     let host_options = HostOptions {
-        lake: cli.lake,
+        lake,
         lean_timeout: Duration::from_millis(cli.lean_timeout_ms),
         ..HostOptions::default()
     };

@@ -55,6 +55,12 @@ impl<'a> LeanCall<'a> {
     /// The workspace's runtime, started if needed; a note is kept for the result when this
     /// call restarted Lean.
     pub async fn runtime(&mut self, registry: &Registry) -> Result<Arc<Runtime>, HostError> {
+        if !registry.is_ready(&self.root) {
+            self.ctx.progress(format!(
+                "{}: starting Lean (lake serve) for the workspace",
+                self.ctx.tool()
+            ));
+        }
         let acquired = tokio::select! {
             acquired = registry.runtime(&self.root) => acquired?,
             () = self.cancel.cancelled() => {

@@ -2,24 +2,25 @@
 //!
 //! Contract:
 //! 1. Versions. A document has a *version* (what callers see: one more each time its text on
-//!    disk changes, never reused, also across a close and a reopen) and an *LSP version* (what
-//!    Lean sees: the version, plus one for each revival of a crashed worker with unchanged text).
-//!    Both only increase.
+//!    disk changes, never reused, also across a close and a reopen and across restarts of Lean,
+//!    which share the workspace's [`VersionMemory`]) and an *LSP version* (what Lean sees: the
+//!    version, plus one for each revival of a crashed worker with unchanged text). Both only
+//!    increase; a reopened document's LSP version is above its earlier life's, so a late
+//!    publish for that life is never taken for the new one.
 //! 2. Notifications are applied in arrival order, as the client's reader delivers them. A
 //!    publish for an LSP version older than the document's is ignored. A publish replaces the
 //!    version's set, unless it says `isIncremental: true`, when it adds to it. Silent diagnostics
 //!    are dropped; Lake setup lines become events and are never stored; stale-import notices are
 //!    kept apart (see `diagnostics`).
 //! 3. `$/lean/fileProgress` counts updates for the current LSP version, is done when
-//!    `processing` is empty, and a `kind: 2` (fatal) range marks the worker crashed, so the next
-//!    use revives it.
+//!    `processing` is empty, and a `kind: 2` (fatal) range marks the version fatal: its worker
+//!    crashed, so the next use revives it, unless an error explains it (`Document::crashed`).
 //! 4. Each change is also broadcast as a [`DocEvent`] for calls that report live (logs,
 //!    progress). A call that falls behind misses live events only: results always read the
 //!    stored state, which is complete.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
@@ -42,6 +43,8 @@ pub struct FileProgress {
     pub range_start_line: Option<u64>,
     /// The last line of that range, 1-based, as last reported.
     pub range_end_line: Option<u64>,
+    /// Lean reported a fatal error over the document (a crash, or a broken header).
+    pub fatal: bool,
 }
 
 impl FileProgress {
@@ -83,8 +86,6 @@ pub struct DocEvent {
 /// One open document.
 #[derive(Debug, Clone)]
 pub struct Document {
-    /// The file, canonical.
-    pub path: PathBuf,
     /// Its URI.
     pub uri: Arc<str>,
     /// The version callers see.
@@ -101,8 +102,6 @@ pub struct Document {
     pub stale: Vec<Diagnostic>,
     /// Progress through the current LSP version.
     pub progress: FileProgress,
-    /// The worker died (fatal progress); the next use revives it.
-    pub crashed: bool,
     /// Identities of the diagnostics already broadcast for this version.
     seen: HashSet<String>,
 }
@@ -114,26 +113,44 @@ pub fn text_hash(text: &str) -> u64 {
     hasher.finish()
 }
 
+/// The last version and LSP version each document of a workspace had, over every runtime of
+/// that workspace, so a reopen continues after them.
+#[derive(Debug, Default)]
+pub struct VersionMemory(Mutex<HashMap<Arc<str>, (i64, i64)>>);
+
+impl VersionMemory {
+    fn last(&self, uri: &str) -> (i64, i64) {
+        let memory = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        memory.get(uri).copied().unwrap_or((0, 0))
+    }
+
+    fn remember(&self, document: &Document) {
+        let mut memory = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        memory.insert(
+            document.uri.clone(),
+            (document.version, document.lsp_version),
+        );
+    }
+}
+
 /// The mirror of one runtime.
 #[derive(Debug)]
 pub struct Documents {
     open: Mutex<HashMap<Arc<str>, Document>>,
-    /// The last version of documents that were closed, so a reopen continues after it.
-    closed: Mutex<HashMap<Arc<str>, i64>>,
+    memory: Arc<VersionMemory>,
     events: broadcast::Sender<DocEvent>,
 }
 
-impl Default for Documents {
-    fn default() -> Self {
+impl Documents {
+    /// An empty mirror whose versions continue those in `memory`.
+    pub fn new(memory: Arc<VersionMemory>) -> Self {
         Documents {
             open: Mutex::default(),
-            closed: Mutex::default(),
+            memory,
             events: broadcast::channel(EVENT_BACKLOG).0,
         }
     }
-}
 
-impl Documents {
     fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Document>> {
         self.open.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -153,28 +170,21 @@ impl Documents {
         self.lock().len()
     }
 
-    /// Records a `didOpen`; returns the version (one past any earlier life of the document).
-    pub fn opened(&self, uri: Arc<str>, path: PathBuf, text: Arc<str>) -> Document {
-        let previous = self
-            .closed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .remove(&uri)
-            .unwrap_or(0);
-        let version = previous + 1;
+    /// Records a `didOpen`; returns the document, its versions past any earlier life's.
+    pub fn opened(&self, uri: Arc<str>, text: Arc<str>) -> Document {
+        let (version, lsp_version) = self.memory.last(&uri);
         let document = Document {
-            path,
             uri: uri.clone(),
-            version,
-            lsp_version: version,
+            version: version + 1,
+            lsp_version: lsp_version.max(version) + 1,
             hash: text_hash(&text),
             text,
             diagnostics: Vec::new(),
             stale: Vec::new(),
             progress: FileProgress::default(),
-            crashed: false,
             seen: HashSet::new(),
         };
+        self.memory.remember(&document);
         self.lock().insert(uri, document.clone());
         document
     }
@@ -188,6 +198,7 @@ impl Documents {
         document.hash = text_hash(&text);
         document.text = text;
         reset_version(document);
+        self.memory.remember(document);
         Some(document.clone())
     }
 
@@ -197,24 +208,13 @@ impl Documents {
         let document = open.get_mut(uri)?;
         document.lsp_version += 1;
         reset_version(document);
+        self.memory.remember(document);
         Some(document.clone())
     }
 
     /// Records a `didClose`.
     pub fn closed(&self, uri: &str) -> bool {
-        let Some(document) = self.lock().remove(uri) else {
-            return false;
-        };
-        self.closed
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .insert(document.uri, document.version);
-        true
-    }
-
-    /// Every open document's URI.
-    pub fn uris(&self) -> Vec<Arc<str>> {
-        self.lock().keys().cloned().collect()
+        self.lock().remove(uri).is_some()
     }
 
     fn publish(&self, params: &Value) {
@@ -300,7 +300,7 @@ impl Documents {
             .iter()
             .any(|p| p.get("kind").and_then(Value::as_u64) == Some(2))
         {
-            document.crashed = true;
+            progress.fatal = true;
         }
         let _ = self.events.send(DocEvent {
             uri: document.uri.clone(),
@@ -315,7 +315,17 @@ fn reset_version(document: &mut Document) {
     document.stale.clear();
     document.seen.clear();
     document.progress = FileProgress::default();
-    document.crashed = false;
+}
+
+impl Document {
+    /// Whether its worker crashed, so the next use must revive it: a fatal error that no error
+    /// diagnostic or stale-import notice explains (a broken header is fatal too, but reviving
+    /// it would only fail again). Judged when asked, as the explanation may arrive after.
+    pub fn crashed(&self) -> bool {
+        self.progress.fatal
+            && self.stale.is_empty()
+            && !self.diagnostics.iter().any(Diagnostic::is_error)
+    }
 }
 
 impl Inbox for Documents {
@@ -335,8 +345,8 @@ mod tests {
     const URI: &str = "file:///p/A.lean";
 
     fn open() -> Documents {
-        let documents = Documents::default();
-        documents.opened(URI.into(), "/p/A.lean".into(), "def a := 1\n".into());
+        let documents = Documents::new(Arc::default());
+        documents.opened(URI.into(), "def a := 1\n".into());
         documents
     }
 
@@ -385,11 +395,25 @@ mod tests {
         let changed = documents.changed(URI, "def a := 3\n".into()).unwrap();
         assert_eq!((changed.version, changed.lsp_version), (3, 4));
         assert!(documents.closed(URI));
-        let reopened = documents.opened(URI.into(), "/p/A.lean".into(), "x".into());
+        let reopened = documents.opened(URI.into(), "x".into());
         assert_eq!(
-            reopened.version, 4,
-            "a reopened document continues its versions"
+            (reopened.version, reopened.lsp_version),
+            (4, 5),
+            "a reopened document continues its versions, and Lean's stay above its last life's"
         );
+        publish(&documents, 4, None, &["from the earlier life"]);
+        assert!(messages(&documents).is_empty());
+    }
+
+    #[test]
+    fn a_new_mirror_over_the_same_memory_continues_the_versions() {
+        let memory = Arc::new(VersionMemory::default());
+        let first = Documents::new(memory.clone());
+        first.opened(URI.into(), "a".into());
+        first.changed(URI, "b".into());
+        let restarted = Documents::new(memory);
+        let reopened = restarted.opened(URI.into(), "b".into());
+        assert_eq!((reopened.version, reopened.lsp_version), (3, 3));
     }
 
     #[test]
@@ -410,7 +434,7 @@ mod tests {
             document.progress.to_json(),
             json!({"updates": 2, "done": true, "range_start_line": 5, "range_end_line": 10})
         );
-        assert!(!document.crashed);
+        assert!(!document.crashed());
         assert!(matches!(
             events.try_recv().unwrap().kind,
             EventKind::Progress(_)
@@ -419,7 +443,12 @@ mod tests {
             "$/lean/fileProgress",
             json!({"textDocument": {"uri": URI, "version": 1}, "processing": [{"range": range, "kind": 2}]}),
         );
-        assert!(documents.get(URI).unwrap().crashed);
+        assert!(documents.get(URI).unwrap().crashed());
+        publish(&documents, 1, None, &["unknown module prefix 'Missing'"]);
+        assert!(
+            !documents.get(URI).unwrap().crashed(),
+            "a fatal header error is not a crash"
+        );
     }
 
     #[test]

@@ -5,7 +5,8 @@
 //! process group (`process`), an LSP client over it (`lsp`), and the mirror of the documents it
 //! was given (`documents`, `diagnostics`). Tools (`tools`) resolve their workspace, file,
 //! version and position (`call`), ask Lean, and report progress while they wait (`progress`).
-//! Failures are `error`'s codes; `stats` counts everything.
+//! Failures are `error`'s codes; `stats` counts everything. What a dead server leaves behind is
+//! ended by `orphans`.
 
 mod call;
 mod diagnostics;
@@ -13,6 +14,7 @@ mod documents;
 mod error;
 mod lsp;
 mod options;
+mod orphans;
 mod process;
 mod progress;
 mod registry;
@@ -30,6 +32,7 @@ use serde_json::Value;
 use crate::mcp::{CallContext, ServerIdentity, ToolHost, ToolResult, ToolSpec};
 
 pub use options::{DEFAULT_LEAN_TIMEOUT, HostOptions};
+pub use orphans::adopt_orphans;
 use state::HostState;
 
 /// Instructions sent to clients in `initialize` and `server/discover`.

@@ -5,12 +5,13 @@
 //! 1. [`LeanProcess::spawn`] runs `<lake> serve` with the workspace root as its cwd (Lean takes the
 //!    project from the cwd, not from `rootUri`), stdin and stdout piped for LSP, stderr read into
 //!    a [`StderrTail`] (the last [`TAIL_LINES`] lines, each at most [`TAIL_LINE_BYTES`]), and the
-//!    child leading a process group of its own, so the file workers and nested `lake` builds it
-//!    starts can be ended with it. On Linux the child also dies if this process dies.
+//!    child leading a process group of its own, so the watchdog and nested `lake` builds it
+//!    starts can be ended with it (file workers lead groups of their own: see `orphans`). On
+//!    Linux the child also dies if this process dies.
 //! 2. [`LeanProcess::kill`] ends the whole group at once (SIGKILL), synchronously; it is safe to
 //!    call at any time, any number of times. [`LeanProcess`] kills the group when dropped. When
-//!    the child exits on its own (a crash), what it started is killed with it at once, and the
-//!    group is never signalled again (its id could be reused).
+//!    the child exits, for any reason, what it started is killed with it at once (its group, then
+//!    the orphans it left), and the group is never signalled again (its id could be reused).
 //! 3. A `lake` that cannot be started is a [`SpawnError`] that says what to do: install Lean with
 //!    elan, or point `--lake` / `LEAN_BEAM_LAKE` at it.
 
@@ -102,6 +103,11 @@ pub struct GroupKiller {
 }
 
 impl GroupKiller {
+    /// Whether the group's leader has exited (and the group was ended with it).
+    pub fn is_gone(&self) -> bool {
+        self.gone.load(Ordering::Acquire)
+    }
+
     /// Sends SIGKILL to the whole group (no-op once it is gone).
     pub fn kill(&self) {
         #[cfg(unix)]
@@ -149,7 +155,8 @@ impl LeanProcess {
                 });
             }
         }
-        let mut child = command.spawn().map_err(|e| spawn_error(lake, root, &e))?;
+        let mut child = super::orphans::spawn_leader(|| command.spawn(), Child::id)
+            .map_err(|e| spawn_error(lake, root, &e))?;
         let group = child.id().and_then(|pid| i32::try_from(pid).ok());
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
@@ -201,14 +208,20 @@ impl Drop for LeanProcess {
     }
 }
 
-/// Waits for the child; when it exits, kills what it started and marks the group gone.
+/// Waits for the child; when it exits, kills what it started (its group, and the orphans that
+/// lead groups of their own) and marks the group gone.
 async fn reap(mut child: Child, killer: GroupKiller, exited: watch::Sender<Option<String>>) {
+    let pid = child.id();
     let status = match child.wait().await {
         Ok(status) => status.to_string(),
         Err(e) => format!("could not wait for it: {e}"),
     };
     killer.kill();
     killer.gone.store(true, Ordering::Release);
+    if let Some(pid) = pid {
+        super::orphans::leader_exited(pid);
+    }
+    let _ = tokio::task::spawn_blocking(super::orphans::sweep).await;
     let _ = exited.send(Some(status));
 }
 

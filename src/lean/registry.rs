@@ -8,22 +8,31 @@
 //! 2. A runtime whose server has exited, or whose Lake configuration (`lakefile.*`,
 //!    `lake-manifest.json`, `lean-toolchain`) changed since it started, is replaced by a new one
 //!    (the next epoch) on the next use, and that use gets a note saying why for its result.
-//! 3. A failed start is every waiting caller's error; the next use tries again.
-//! 4. [`Registry::evict`] removes a root's runtime and shuts it down; [`Registry::shutdown_all`]
-//!    and [`Registry::kill_all`] end every runtime at the host's end.
+//! 3. A failed start is every waiting caller's error; the next use tries again. A start that
+//!    panics is a failed start.
+//! 4. [`Registry::evict`] removes a root's runtime and shuts it down (one still starting is
+//!    killed); [`Registry::shutdown_all`] and [`Registry::kill_all`] end every runtime at the
+//!    host's end, `kill_all` also those still starting and those being retired.
+//! 5. A workspace's document versions continue across its runtimes (restarts and evictions):
+//!    a version a caller saw is never reused for other text.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
+use futures_util::FutureExt;
 use tokio::sync::watch;
 
-use super::error::HostError;
+use super::documents::VersionMemory;
+use super::error::{HostError, code};
 use super::options::HostOptions;
 use super::process::GroupKiller;
 use super::runtime::Runtime;
 use super::stats::Stats;
 use super::workspace::WorkspaceRoot;
+
+/// How long the host's end waits for killed servers to die, so it can end what they left.
+const ORPHAN_GRACE: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone)]
 enum SlotState {
@@ -52,8 +61,12 @@ pub struct Acquired {
 pub struct Registry {
     options: HostOptions,
     slots: Mutex<HashMap<WorkspaceRoot, Slot>>,
-    /// The process groups of runtimes still starting, so they can be killed too.
-    starting: Arc<Mutex<HashMap<WorkspaceRoot, GroupKiller>>>,
+    /// The process group of every `lake serve` started and not yet known gone (starting,
+    /// running, or being shut down after a replacement or an eviction), so every one can be
+    /// killed.
+    groups: Arc<Mutex<Vec<(WorkspaceRoot, GroupKiller)>>>,
+    /// Each workspace's document versions, kept across its runtimes.
+    versions: Mutex<HashMap<WorkspaceRoot, Arc<VersionMemory>>>,
     stats: Arc<Stats>,
     first_start: Mutex<Option<Instant>>,
 }
@@ -64,7 +77,8 @@ impl Registry {
         Registry {
             options,
             slots: Mutex::default(),
-            starting: Arc::default(),
+            groups: Arc::default(),
+            versions: Mutex::default(),
             stats,
             first_start: Mutex::default(),
         }
@@ -76,16 +90,19 @@ impl Registry {
 
     /// The root's runtime, started (or restarted) as needed (see the contract).
     pub async fn runtime(&self, root: &WorkspaceRoot) -> Result<Acquired, HostError> {
-        let (state, note) = {
+        let (state, started, note) = {
             let mut slots = self.lock();
             let current = slots.get(root).map(|slot| (slot.epoch, slot.state.clone()));
             match current {
-                None => (self.start(&mut slots, root, 1), None),
+                None => (self.start(&mut slots, root, 1), Some(1), None),
                 Some((epoch, state)) => {
                     let now = state.borrow().clone();
                     match now {
-                        SlotState::Starting => (state, None),
-                        SlotState::Failed(_) => (self.start(&mut slots, root, epoch + 1), None),
+                        SlotState::Starting => (state, None, None),
+                        SlotState::Failed(_) => {
+                            let next = epoch + 1;
+                            (self.start(&mut slots, root, next), Some(next), None)
+                        }
                         SlotState::Ready(runtime) => match replacement(&runtime, epoch + 1) {
                             None => {
                                 return Ok(Acquired {
@@ -95,14 +112,25 @@ impl Registry {
                             }
                             Some(note) => {
                                 tokio::spawn(async move { runtime.shutdown().await });
-                                (self.start(&mut slots, root, epoch + 1), Some(note))
+                                let next = epoch + 1;
+                                (self.start(&mut slots, root, next), Some(next), Some(note))
                             }
                         },
                     }
                 }
             }
         };
+        if let Some(epoch) = started {
+            self.stats.session_started(root, epoch > 1);
+        }
         self.wait(state, note).await
+    }
+
+    /// Whether the root's runtime is ready to use without starting anything.
+    pub fn is_ready(&self, root: &WorkspaceRoot) -> bool {
+        self.lock().get(root).is_some_and(|slot| {
+            matches!(&*slot.state.borrow(), SlotState::Ready(r) if replacement(r, 0).is_none())
+        })
     }
 
     fn start(
@@ -119,25 +147,32 @@ impl Registry {
                 state: rx.clone(),
             },
         );
-        self.stats.session_started(root, epoch > 1);
         lock(&self.first_start).get_or_insert_with(Instant::now);
         let options = self.options.clone();
-        let starting = self.starting.clone();
-        let key = root.clone();
-        let root = root.clone();
+        let memory = lock(&self.versions)
+            .entry(root.clone())
+            .or_default()
+            .clone();
+        let on_spawn = {
+            let groups = self.groups.clone();
+            let root = root.clone();
+            move |killer: GroupKiller| {
+                let mut groups = lock(&groups);
+                groups.retain(|(_, k)| !k.is_gone());
+                groups.push((root, killer));
+            }
+        };
+        let start = Runtime::start(root.clone(), epoch, options, memory, on_spawn);
         tokio::spawn(async move {
-            let on_spawn = {
-                let starting = starting.clone();
-                let key = key.clone();
-                move |killer: GroupKiller| {
-                    lock(&starting).insert(key, killer);
-                }
+            let state = match std::panic::AssertUnwindSafe(start).catch_unwind().await {
+                Ok(Ok(runtime)) => SlotState::Ready(Arc::new(runtime)),
+                Ok(Err(error)) => SlotState::Failed(error),
+                Err(_) => SlotState::Failed(HostError::new(
+                    code::INTERNAL_ERROR,
+                    "starting the Lean runtime failed inside lean-beam-mcp (a bug: see its log); \
+                     the next call tries again",
+                )),
             };
-            let state = match Runtime::start(root, epoch, options, on_spawn).await {
-                Ok(runtime) => SlotState::Ready(Arc::new(runtime)),
-                Err(error) => SlotState::Failed(error),
-            };
-            lock(&starting).remove(&key);
             let _ = tx.send(state);
         });
         rx
@@ -156,21 +191,13 @@ impl Registry {
             Ok(SlotState::Ready(runtime)) => Ok(Acquired { runtime, note }),
             Ok(SlotState::Failed(error)) => Err(error),
             Ok(SlotState::Starting) | Err(_) => Err(HostError::new(
-                super::error::code::RUNTIME_SETUP,
+                code::RUNTIME_SETUP,
                 "the Lean runtime was dropped while it started; try again",
             )),
         }
     }
 
-    /// The root's runtime if one is running now (never starts one).
-    pub fn current(&self, root: &WorkspaceRoot) -> Option<Arc<Runtime>> {
-        match &*self.lock().get(root)?.state.borrow() {
-            SlotState::Ready(runtime) => Some(runtime.clone()),
-            _ => None,
-        }
-    }
-
-    /// Every running runtime.
+    /// Every runtime ready now.
     pub fn running(&self) -> Vec<Arc<Runtime>> {
         self.lock()
             .values()
@@ -181,9 +208,9 @@ impl Registry {
             .collect()
     }
 
-    /// Whether any runtime exists (started, starting, or failed and kept).
+    /// Whether a Lean server is running (ready and alive) for some workspace.
     pub fn is_active(&self) -> bool {
-        !self.lock().is_empty()
+        self.running().iter().any(|r| r.is_alive())
     }
 
     /// When the first runtime of this process started.
@@ -191,22 +218,29 @@ impl Registry {
         *lock(&self.first_start)
     }
 
-    /// Removes the root's runtime and shuts it down; `false` when there was none. A runtime that
-    /// is still starting is shut down once it has.
+    /// Removes the root's runtime and shuts it down; `false` when there was none (a failed
+    /// start leaves none). A runtime still starting is killed, so its start fails at once.
     pub async fn evict(&self, root: &WorkspaceRoot) -> bool {
         let Some(slot) = self.lock().remove(root) else {
             return false;
         };
         self.stats.forget(root);
         let mut state = slot.state;
+        let starting = matches!(*state.borrow(), SlotState::Starting);
+        if starting {
+            self.kill_groups(|r| r == root);
+        }
         let settled = state
             .wait_for(|s| !matches!(s, SlotState::Starting))
             .await
             .map(|s| s.clone());
-        if let Ok(SlotState::Ready(runtime)) = settled {
-            runtime.shutdown().await;
+        match settled {
+            Ok(SlotState::Ready(runtime)) => {
+                runtime.shutdown().await;
+                true
+            }
+            _ => starting,
         }
-        true
     }
 
     /// Shuts every runtime down, concurrently (they stay listed, so a `kill_all` after a
@@ -216,12 +250,19 @@ impl Registry {
         futures_util::future::join_all(runtimes.iter().map(|r| r.shutdown())).await;
     }
 
-    /// Kills every runtime's process group at once, those still starting included.
+    /// Kills every `lake serve` this registry started and has not seen end (starting, running
+    /// or retiring) with its process group, then ends what they leave behind.
     pub fn kill_all(&self) {
-        let mut killers: Vec<GroupKiller> = self.running().iter().map(|r| r.killer()).collect();
-        killers.extend(lock(&self.starting).values().cloned());
-        for killer in killers {
-            killer.kill();
+        self.kill_groups(|_| true);
+        super::orphans::sweep_after_leaders(ORPHAN_GRACE);
+    }
+
+    fn kill_groups(&self, which: impl Fn(&WorkspaceRoot) -> bool) {
+        let groups = lock(&self.groups);
+        for (root, killer) in groups.iter() {
+            if which(root) {
+                killer.kill();
+            }
         }
     }
 }

@@ -10,24 +10,26 @@
 //!    `didOpen` with an explicit `dependencyBuildMode` (`once`: out-of-date imports are built on
 //!    open, and never again behind the caller's back), a changed text sends `didChange` (full
 //!    text) then `didSave` (so Lean tells importers their imports are stale), and an unchanged
-//!    text sends nothing. Updates are serialized, so versions on the wire follow the mirror.
+//!    text sends nothing. Updates (reading included) are serialized, so versions on the wire
+//!    follow the mirror and the last text read is the one Lean keeps.
 //! 3. [`Runtime::request`] waits for Lean within the Lean timeout and is cancellable: dropping it
 //!    (a cancelled call) sends `$/cancelRequest`. Lean's errors keep their meaning
 //!    (`HostError::from_lean`); a connection that closes is `workerExited` with the stderr tail.
-//!    A document whose worker crashed (-32901/-32902, or a fatal `fileProgress`) is revived with
-//!    a version-bumped `didChange` of the same text and the request is tried once more.
+//!    A document whose worker crashed (-32901/-32902, or a fatal `fileProgress` that no error
+//!    explains) is revived with a version-bumped `didChange` of the same text, once, and only
+//!    if nobody changed or revived it since, and the request is tried once more.
 //! 4. [`Runtime::shutdown`] asks Lean to shut down and exit within the grace, then kills the
 //!    process group; [`Runtime::kill`] kills it at once. Nothing of a runtime outlives it.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::SystemTime;
 
 use serde_json::{Value, json};
 use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 
-use super::documents::{Document, Documents};
+use super::documents::{Document, Documents, VersionMemory};
 use super::error::{HostError, code};
 use super::lsp::{LspClient, LspError};
 use super::options::HostOptions;
@@ -93,32 +95,31 @@ pub struct Runtime {
     client: LspClient,
     documents: Arc<Documents>,
     process: LeanProcess,
-    killer: GroupKiller,
     tail: Arc<StderrTail>,
+    /// Serializes what changes Lean's documents, so versions on the wire follow the mirror.
     updates: tokio::sync::Mutex<()>,
-    config: ConfigStamp,
-    started_at: Instant,
+    /// The configuration once the handshake completed.
+    config: Option<ConfigStamp>,
 }
 
 impl Runtime {
-    /// Starts `lake serve` in `root` and completes the handshake.
-    /// `on_spawn` gets the process group's killer as soon as the process exists, so a host that
-    /// must kill everything can reach a runtime still in its handshake.
+    /// Starts `lake serve` in `root` and completes the handshake; documents continue the
+    /// versions in `memory`. `on_spawn` gets the process group's killer as soon as the process
+    /// exists, so a host that must kill everything can reach a runtime still in its handshake.
     pub async fn start(
         root: WorkspaceRoot,
         epoch: u64,
         options: HostOptions,
+        memory: Arc<VersionMemory>,
         on_spawn: impl FnOnce(GroupKiller),
     ) -> Result<Runtime, HostError> {
-        let config = ConfigStamp::read(root.path());
         let (process, stdin, stdout) =
             LeanProcess::spawn(&options.lake, root.path(), &options.serve_args)
                 .map_err(|e| HostError::new(code::RUNTIME_SETUP, e.message))?;
         on_spawn(process.killer());
-        let documents = Arc::new(Documents::default());
+        let documents = Arc::new(Documents::new(memory));
         let client = LspClient::start(BufReader::new(stdout), stdin, documents.clone());
-        let runtime = Runtime {
-            killer: process.killer(),
+        let mut runtime = Runtime {
             tail: process.stderr_tail(),
             process,
             root,
@@ -126,8 +127,7 @@ impl Runtime {
             client,
             documents,
             updates: tokio::sync::Mutex::new(()),
-            config,
-            started_at: Instant::now(),
+            config: None,
             options,
         };
         let handshake = runtime
@@ -163,6 +163,9 @@ impl Runtime {
             .with_data(json!({ "stderrTail": tail })));
         }
         runtime.client.notify("initialized", json!({}));
+        // Lake may write its manifest while it loads the workspace: what counts as a change is
+        // what happens after that.
+        runtime.config = Some(ConfigStamp::read(runtime.root.path()));
         Ok(runtime)
     }
 
@@ -215,11 +218,6 @@ impl Runtime {
         self.client.messages_sent()
     }
 
-    /// When it started.
-    pub fn started_at(&self) -> Instant {
-        self.started_at
-    }
-
     /// Whether the server is still there.
     pub fn is_alive(&self) -> bool {
         self.client.closed_reason().is_none()
@@ -227,33 +225,24 @@ impl Runtime {
 
     /// The configuration files that changed since it started.
     pub fn config_changes(&self) -> Vec<&'static str> {
-        ConfigStamp::read(self.root.path()).changed_since(&self.config)
-    }
-
-    /// The last lines Lean wrote to stderr.
-    pub fn stderr_tail(&self) -> Vec<String> {
-        self.tail.lines()
-    }
-
-    /// A handle that kills this runtime's process group.
-    pub fn killer(&self) -> GroupKiller {
-        self.killer.clone()
+        self.config.as_ref().map_or_else(Vec::new, |config| {
+            ConfigStamp::read(self.root.path()).changed_since(config)
+        })
     }
 
     /// Reads `path` from disk and brings Lean's copy up to date (see the contract).
     pub async fn sync_document(&self, path: &Path) -> Result<Synced, HostError> {
+        let uri: Arc<str> = file_uri(path).into();
+        let _serialized = self.updates.lock().await;
+        // Read under the lock: two syncs of one file send Lean the texts in the order they were
+        // read, so the last text read is the one Lean keeps.
         let text: Arc<str> = tokio::fs::read_to_string(path)
             .await
             .map_err(|e| HostError::invalid_params(format!("cannot read {}: {e}", path.display())))?
             .into();
-        let uri: Arc<str> = file_uri(path).into();
-        let _serialized = self.updates.lock().await;
-        let current = self.documents.get(&uri);
-        let synced = match current {
+        let synced = match self.documents.get(&uri) {
             None => {
-                let document = self
-                    .documents
-                    .opened(uri.clone(), path.to_path_buf(), text.clone());
+                let document = self.documents.opened(uri.clone(), text.clone());
                 self.client.notify(
                     "textDocument/didOpen",
                     json!({
@@ -290,7 +279,7 @@ impl Runtime {
                     changed: true,
                 }
             }
-            Some(document) if document.crashed => Synced {
+            Some(document) if document.crashed() => Synced {
                 document: self.revive(&uri).unwrap_or(document),
                 changed: false,
             },
@@ -317,6 +306,16 @@ impl Runtime {
         Some(document)
     }
 
+    /// Revives the document's worker if Lean still has the LSP version `seen` of it (nobody
+    /// changed or revived it since) and, unless `known_dead`, the mirror says it crashed.
+    /// Whether a revival was sent.
+    pub async fn revive_if_still(&self, uri: &str, seen: i64, known_dead: bool) -> bool {
+        let _serialized = self.updates.lock().await;
+        let current = self.documents.get(uri);
+        let due = current.is_some_and(|d| d.lsp_version == seen && (known_dead || d.crashed()));
+        due && self.revive(uri).is_some()
+    }
+
     /// Closes a tracked document; `false` when it was not open.
     pub async fn close_document(&self, path: &Path) -> bool {
         let uri = file_uri(path);
@@ -332,15 +331,16 @@ impl Runtime {
     }
 
     /// Sends a request about `uri` whose params `params` builds from the document as it stands,
-    /// waits for it (bounded, cancellable), and revives a crashed worker once.
+    /// waits for it (bounded, cancellable), and revives a crashed worker once. The answer, and
+    /// the LSP version of the document it was asked about.
     pub async fn document_request(
         &self,
         uri: &str,
         method: &str,
         params: impl Fn(&Document) -> Value,
         cancel: &CancellationToken,
-    ) -> Result<Value, HostError> {
-        let mut revived = false;
+    ) -> Result<(Value, i64), HostError> {
+        let mut retried = false;
         loop {
             let document = self.documents.get(uri).ok_or_else(|| {
                 HostError::invalid_params(format!("{uri} is not open in Lean; sync it first"))
@@ -348,15 +348,15 @@ impl Runtime {
             let outcome = self.request(method, params(&document), cancel).await;
             match outcome {
                 Err(error)
-                    if !revived
+                    if !retried
                         && matches!(error.code, code::WORKER_EXITED | code::WORKER_CRASHED)
                         && self.is_alive() =>
                 {
-                    let _serialized = self.updates.lock().await;
-                    self.revive(uri);
-                    revived = true;
+                    // Someone else may have revived or changed it meanwhile: then only retry.
+                    self.revive_if_still(uri, document.lsp_version, true).await;
+                    retried = true;
                 }
-                other => return other,
+                other => return other.map(|answer| (answer, document.lsp_version)),
             }
         }
     }
@@ -421,7 +421,7 @@ impl Runtime {
 
     /// Kills the process group now.
     pub fn kill(&self) {
-        self.killer.kill();
+        self.process.kill();
     }
 }
 

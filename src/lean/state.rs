@@ -1,7 +1,6 @@
 //! What every tool of the Lean host shares: the options, the runtimes, the statistics.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use super::options::HostOptions;
 use super::registry::Registry;
@@ -16,8 +15,6 @@ pub struct HostState {
     pub registry: Registry,
     /// Per workspace and per operation.
     pub stats: Arc<Stats>,
-    /// When the host was made.
-    pub created: Instant,
 }
 
 impl HostState {
@@ -28,7 +25,6 @@ impl HostState {
             registry: Registry::new(options.clone(), stats.clone()),
             stats,
             options,
-            created: Instant::now(),
         }
     }
 }

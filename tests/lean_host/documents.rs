@@ -1,9 +1,10 @@
 //! `lean_update`, `lean_sync`, `lean_refresh`, `lean_close`: versions owned by the server, the
 //! diagnostics barrier, counts, readiness, items, and what each costs Lean.
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::harness::{Lean, Project, args};
+use crate::support::{call, request};
 
 #[test]
 fn sync_of_a_clean_file_is_save_ready() {
@@ -198,4 +199,54 @@ fn a_changed_dependency_makes_its_importer_stale_until_refreshed() {
     );
     assert_eq!(refreshed["readiness"]["save_ready"], true);
     crate::harness::snapshot("stale_imports", lean.server.finish_clean());
+}
+
+#[test]
+fn a_sync_overtaken_by_a_newer_text_reports_that_text_complete() {
+    if crate::harness::fake_only("a_sync_overtaken_by_a_newer_text_reports_that_text_complete") {
+        return;
+    }
+    let project = Project::fixture();
+    let path = "Fixture/Moving.lean";
+    project.write(path, "def a : Nat := 1 -- fake: gate first\n");
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let sync = |id: i64| {
+        request(
+            id,
+            "tools/call",
+            call("lean_sync", args(&project, path, json!({}))),
+        )
+    };
+    let barrier = |t: &Value, version: i64| {
+        t["method"] == "textDocument/waitForDiagnostics" && t["version"] == version
+    };
+    lean.server.send(&sync(101));
+    lean.gate_entered("first");
+    lean.wait_received("the first barrier", |t| barrier(t, 1));
+    project.write(
+        path,
+        "def a : Nat := 1 -- fake: error \"second text\"\ndef b : Nat := 2 -- fake: gate second\n",
+    );
+    lean.server.send(&sync(102));
+    lean.gate_entered("second");
+    // Lean answers the first barrier as soon as the newer version supersedes it; the first
+    // sync must still not report the second text before Lean has finished it.
+    lean.open_gate("second");
+    for id in [101, 102] {
+        let answer = lean.server.response(&json!(id));
+        let synced = &answer["result"]["structuredContent"];
+        assert_eq!(synced["version"], 2, "{answer}");
+        assert_eq!(synced["document_progress"]["done"], true, "{answer}");
+        assert_eq!(synced["diagnostics"]["counts"]["error"], 1, "{answer}");
+    }
+    let second_barriers = lean
+        .trace()
+        .iter()
+        .filter(|t| t["dir"] == "in" && barrier(t, 2))
+        .count();
+    assert_eq!(
+        second_barriers, 2,
+        "the overtaken sync waits for the newer version too"
+    );
+    lean.server.finish_clean();
 }

@@ -191,6 +191,38 @@ fn a_watchdog_exit_fails_the_call_and_the_next_call_restarts_lean() {
 }
 
 #[test]
+fn workers_a_dead_watchdog_leaves_behind_are_ended_by_the_host() {
+    if crate::harness::fake_only("workers_a_dead_watchdog_leaves_behind_are_ended_by_the_host") {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(
+        &[&project],
+        &[],
+        &[
+            ("FAKE_LEAN_STUBBORN_WORKERS", "1"),
+            ("FAKE_LEAN_WATCHDOG_EXIT", "textDocument/hover"),
+        ],
+    );
+    lean.ok("lean_sync", args(&project, "Fixture/Uses.lean", json!({})));
+    let version = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})))["version"]
+        .as_i64()
+        .unwrap();
+    lean.fails(
+        "lean_hover",
+        args(
+            &project,
+            "Fixture/Basic.lean",
+            json!({"version": version, "line": 7, "character": 5}),
+        ),
+        "workerExited",
+    );
+    // Workers lead their own process groups and ignore EOF: only the host can end them.
+    project.wait_no_processes();
+    lean.server.finish_clean();
+}
+
+#[test]
 fn a_crashed_worker_is_revived_with_a_new_version() {
     if crate::harness::fake_only("a_crashed_worker_is_revived_with_a_new_version") {
         return;

@@ -91,42 +91,52 @@ impl Project {
 
     /// The processes whose working directory is in this project (`lake serve`, its workers).
     pub fn processes(&self) -> Vec<u32> {
-        let mut pids = Vec::new();
-        for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-            let Some(pid) = entry
-                .file_name()
-                .to_str()
-                .and_then(|n| n.parse::<u32>().ok())
-            else {
-                continue;
-            };
-            let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
-                continue;
-            };
-            let zombie = std::fs::read_to_string(entry.path().join("stat"))
-                .map(|stat| stat.contains(") Z "))
-                .unwrap_or(true);
-            if cwd.starts_with(&self.root) && !zombie {
-                pids.push(pid);
-            }
-        }
-        pids
+        processes_in(&self.root)
     }
 
     /// Waits until no process lives in the project (a timeout only turns a hang into a failure).
     pub fn wait_no_processes(&self) {
-        let deadline = Instant::now() + PATIENCE;
-        loop {
-            let left = self.processes();
-            if left.is_empty() {
-                return;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "processes outlived the server: {left:?}"
-            );
-            std::thread::sleep(Duration::from_millis(5));
+        wait_no_processes_in(&self.root);
+    }
+}
+
+/// The processes whose working directory is in `root`.
+pub fn processes_in(root: &Path) -> Vec<u32> {
+    let mut pids = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(cwd) = std::fs::read_link(entry.path().join("cwd")) else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .map(|stat| stat.contains(") Z "))
+            .unwrap_or(true);
+        if cwd.starts_with(root) && !zombie {
+            pids.push(pid);
         }
+    }
+    pids
+}
+
+/// Waits until no process lives in `root` (a timeout only turns a hang into a failure).
+pub fn wait_no_processes_in(root: &Path) {
+    let deadline = Instant::now() + PATIENCE;
+    loop {
+        let left = processes_in(root);
+        if left.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "processes outlived the server: {left:?}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 

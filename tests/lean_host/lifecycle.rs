@@ -126,11 +126,28 @@ fn drop_evicts_the_runtime_and_is_idempotent() {
     assert_eq!(vanished["reason"], "notFound");
     let recreated = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
     assert_eq!(
-        recreated["version"], 1,
-        "a new runtime starts the document afresh"
+        recreated["version"], 2,
+        "versions continue across runtimes: one seen before the drop is never reused"
     );
     crate::harness::snapshot("drop", lean.server.finish_clean());
     project.wait_no_processes();
+}
+
+#[test]
+fn drop_of_a_root_that_vanished_still_ends_its_runtime() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    let moved = project.root().with_extension("moved");
+    std::fs::rename(project.root(), &moved).expect("move the project away");
+    let dropped = lean.ok(
+        "lean_drop_workspace",
+        json!({"workspace": project.descriptor()}),
+    );
+    assert_eq!(dropped["dropped"], true, "{dropped}");
+    crate::harness::wait_no_processes_in(&moved);
+    assert_eq!(lean.ok("beam_stats", json!({}))["workspaces"], json!({}));
+    lean.server.finish_clean();
 }
 
 #[test]
@@ -239,7 +256,11 @@ fn beam_stats_shows_each_cached_workspace_without_starting_one() {
     lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
     lean.fails(
         "lean_hover",
-        args(&project, "Fixture/Basic.lean", json!({"version": 7, "line": 0, "character": 0})),
+        args(
+            &project,
+            "Fixture/Basic.lean",
+            json!({"version": 7, "line": 0, "character": 0}),
+        ),
         "contentModified",
     );
     let stats = lean.ok("beam_stats", json!({}));

@@ -67,24 +67,22 @@ pub fn stats(state: &HostState) -> Value {
         .registry
         .first_start()
         .map_or(0, |start| start.elapsed().as_millis() as u64);
-    let workspaces = state.stats.render(|key| {
-        let runtime = state
-            .registry
-            .running()
-            .into_iter()
-            .find(|r| r.root().key() == key);
-        match runtime {
-            Some(runtime) => json!({
-                "active": runtime.is_alive(),
-                "workspaceId": key,
-                "root": runtime.root().path().display().to_string(),
-                "epoch": runtime.epoch(),
-                "openDocCount": runtime.documents().open_count(),
-                "lspMessagesSent": runtime.messages_sent(),
-            }),
-            None => json!({"active": false}),
-        }
-    });
+    // Taken before the statistics are locked: the registry reports to them under its own lock.
+    let running = state.registry.running();
+    let workspaces =
+        state
+            .stats
+            .render(|key| match running.iter().find(|r| r.root().key() == key) {
+                Some(runtime) => json!({
+                    "active": runtime.is_alive(),
+                    "workspaceId": key,
+                    "root": runtime.root().path().display().to_string(),
+                    "epoch": runtime.epoch(),
+                    "openDocCount": runtime.documents().open_count(),
+                    "lspMessagesSent": runtime.messages_sent(),
+                }),
+                None => json!({"active": false}),
+            });
     json!({"uptimeMs": uptime, "workspaces": workspaces})
 }
 

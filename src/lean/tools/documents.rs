@@ -14,19 +14,18 @@
 //! 4. `lean_refresh` closes the document, reopens it from disk (its imports rebuilt if needed)
 //!    and syncs; `lean_close` closes it and is idempotent.
 
-use std::pin::pin;
-
 use serde_json::{Value, json};
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::Receiver;
 
 use super::super::call::LeanCall;
 use super::super::diagnostics;
-use super::super::documents::Document;
+use super::super::documents::{DocEvent, Document};
 use super::super::error::{HostError, code};
-use super::super::progress::{LiveDiagnostics, Reporter};
+use super::super::progress::LiveDiagnostics;
 use super::super::runtime::Runtime;
 use super::super::state::HostState;
 use super::schema::{LeanTool, path, string_enum};
+use super::wait::watched;
 use crate::mcp::{Execution, StatusNotice, ToolAnnotations, ToolSpec};
 
 /// The tool names.
@@ -162,50 +161,37 @@ async fn sync(call: &LeanCall<'_>, runtime: &Runtime, reopen: bool) -> Result<Va
 }
 
 /// Waits until Lean has published everything for the document's current version, reporting
-/// as it goes; the document as it then stands.
+/// as it goes; the document as it then stands. When the document moved on meanwhile (another
+/// call changed it, or its worker was revived), waits for the version Lean now has, so the
+/// counts always describe one complete version.
 pub async fn barrier(
     call: &LeanCall<'_>,
     runtime: &Runtime,
-    document: Document,
-    events: &mut tokio::sync::broadcast::Receiver<super::super::documents::DocEvent>,
+    mut document: Document,
+    events: &mut Receiver<DocEvent>,
     live: LiveDiagnostics,
 ) -> Result<Document, HostError> {
-    let uri = document.uri.clone();
-    let mut reporter = Reporter::new(call.ctx, call.path_argument(), &document, live);
-    let wait = runtime.document_request(
-        &uri,
-        "textDocument/waitForDiagnostics",
-        |d| json!({"uri": &*d.uri, "version": d.lsp_version}),
-        &call.cancel,
-    );
-    let mut wait = pin!(wait);
-    let answer = loop {
-        tokio::select! {
-            biased;
-            answer = &mut wait => break answer,
-            event = events.recv() => match event {
-                Ok(event) => reporter.report(&event),
-                Err(RecvError::Lagged(_)) => {}
-                Err(RecvError::Closed) => break (&mut wait).await,
-            },
+    let method = "textDocument/waitForDiagnostics";
+    let params = |d: &Document| json!({"uri": &*d.uri, "version": d.lsp_version});
+    loop {
+        let (_, waited) = watched(call, runtime, &document, events, live, method, params).await?;
+        let current = runtime.documents().get(&document.uri).ok_or_else(|| {
+            HostError::new(
+                code::CONTENT_MODIFIED,
+                format!(
+                    "{} was closed while Lean processed it",
+                    call.path_argument()
+                ),
+            )
+        })?;
+        if current.lsp_version == waited {
+            if !current.stale.is_empty() {
+                return Err(stale_imports(call.path_argument(), &current));
+            }
+            return Ok(current);
         }
-    };
-    // Everything Lean sent before its answer is in the mirror; report what is still queued.
-    reporter.drain(events);
-    answer?;
-    let document = runtime.documents().get(&uri).ok_or_else(|| {
-        HostError::new(
-            code::CONTENT_MODIFIED,
-            format!(
-                "{} was closed while Lean processed it",
-                call.path_argument()
-            ),
-        )
-    })?;
-    if !document.stale.is_empty() {
-        return Err(stale_imports(call.path_argument(), &document));
+        document = current;
     }
-    Ok(document)
 }
 
 fn stale_imports(path: &str, document: &Document) -> HostError {

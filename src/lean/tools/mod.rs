@@ -11,6 +11,7 @@ pub mod goals;
 pub mod navigation;
 pub mod schema;
 pub mod version;
+mod wait;
 
 use std::time::Instant;
 

@@ -16,11 +16,13 @@
 use serde_json::{Value, json};
 
 use super::super::call::LeanCall;
+use super::super::documents::Document;
 use super::super::error::{HostError, code};
 use super::super::progress::LiveDiagnostics;
 use super::super::runtime::{Runtime, uri_path};
 use super::super::state::HostState;
 use super::schema::{LeanTool, character, line, path, read_only, version};
+use super::wait::watched;
 use crate::mcp::{Execution, StatusNotice, ToolSpec};
 
 /// The tool names.
@@ -174,30 +176,15 @@ pub async fn call(
 pub async fn ask(
     call: &LeanCall<'_>,
     runtime: &Runtime,
-    document: &super::super::documents::Document,
+    document: &Document,
     method: &str,
     params: Value,
 ) -> Result<Value, HostError> {
     let mut events = runtime.documents().subscribe();
-    let mut reporter = super::super::progress::Reporter::new(
-        call.ctx,
-        call.path_argument(),
-        document,
-        LiveDiagnostics::Off,
-    );
-    let request = runtime.document_request(&document.uri, method, |_| params.clone(), &call.cancel);
-    let mut request = std::pin::pin!(request);
-    loop {
-        tokio::select! {
-            biased;
-            answer = &mut request => return answer,
-            event = events.recv() => match event {
-                Ok(event) => reporter.report(&event),
-                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
-                Err(tokio::sync::broadcast::error::RecvError::Closed) => return (&mut request).await,
-            },
-        }
-    }
+    let params = |_: &Document| params.clone();
+    let live = LiveDiagnostics::Off;
+    let (answer, _) = watched(call, runtime, document, &mut events, live, method, params).await?;
+    Ok(answer)
 }
 
 fn list(answer: Value) -> Value {

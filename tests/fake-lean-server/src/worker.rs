@@ -1,13 +1,16 @@
 //! File-worker processes. For every opened document the server starts
-//! `fake-lake worker <uri>` as a plain child in the server's own process group (reference §1.1:
-//! workers are descendants, so killing the group leaves nothing behind). The child blocks on
-//! its stdin and exits at EOF; the server closes that pipe to terminate it, or writes `crash` or
-//! `exit N` to make it die the way a crashing Lean worker does. Worker stderr reaches the
+//! `fake-lake worker <uri>` as a child leading a process group of its own (reference §1.1:
+//! killing the watchdog's group does not reach the workers). The child blocks on its stdin and
+//! exits at EOF; the server closes that pipe to terminate it, or writes `crash` or `exit N` to
+//! make it die the way a crashing Lean worker does. Under `FAKE_LEAN_STUBBORN_WORKERS=1` a worker
+//! ignores EOF (a worker busy in native code), so only a watchdog that ends it on purpose (`quit`)
+//! or its host's clean-up removes it: a watchdog that dies leaves it behind. Worker stderr reaches the
 //! server's stderr prefixed with `[<uri>] `, like the watchdog's pass-through. A waiter thread
 //! reports each exit as an [`Event::WorkerExited`](crate::event::Event).
 
 use crate::event::Event;
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{ChildStdin, Command, Stdio};
 use std::sync::mpsc::Sender;
 use std::thread::JoinHandle;
@@ -28,6 +31,7 @@ impl Worker {
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
+            .process_group(0)
             .spawn()?;
         let pid = child.id();
         let stdin = child.stdin.take();
@@ -68,7 +72,7 @@ impl Worker {
 
     /// Closes the worker's stdin (it exits at EOF) and waits for it.
     pub fn terminate(mut self) {
-        self.stdin.take();
+        self.end();
         if let Some(w) = self.waiter.take() {
             let _ = w.join();
         }
@@ -76,12 +80,24 @@ impl Worker {
 
     /// Closes the worker's stdin without waiting.
     pub fn release(mut self) {
-        self.stdin.take();
+        self.end();
+    }
+
+    /// Asks the worker to quit (a stubborn one ignores EOF, not this) and closes its stdin.
+    fn end(&mut self) {
+        if let Some(mut w) = self.stdin.take() {
+            let _ = w.write_all(b"quit\n").and_then(|_| w.flush());
+        }
     }
 }
 
+fn stubborn() -> bool {
+    std::env::var_os("FAKE_LEAN_STUBBORN_WORKERS").is_some_and(|v| v == "1")
+}
+
 /// `fake-lake worker <uri>`: waits on stdin; `crash` dies by SIGKILL after a stack-overflow
-/// line, `exit N` exits with N after an uncaught-exception line, EOF exits 0.
+/// line, `exit N` exits with N after an uncaught-exception line, `quit` and EOF exit 0 (a
+/// stubborn worker ignores EOF).
 pub fn worker_main() -> ! {
     let stdin = std::io::stdin();
     for line in stdin.lock().lines() {
@@ -93,9 +109,16 @@ pub fn worker_main() -> ! {
             unsafe {
                 libc::kill(libc::getpid(), libc::SIGKILL);
             }
+        } else if line == "quit" {
+            std::process::exit(0);
         } else if let Some(code) = line.strip_prefix("exit ") {
             eprintln!("uncaught exception: fake worker failure");
             std::process::exit(code.trim().parse().unwrap_or(1));
+        }
+    }
+    if stubborn() {
+        loop {
+            std::thread::park();
         }
     }
     std::process::exit(0)

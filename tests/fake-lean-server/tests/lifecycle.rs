@@ -407,7 +407,7 @@ fn twin_documents_not_on_disk_mid_lake_fails_setup() {
 }
 
 #[test]
-fn one_worker_process_per_document_and_the_group_dies_together() {
+fn one_worker_process_per_document_in_a_group_of_its_own_ends_at_eof() {
     let mut c = Client::ready(Opts::default());
     let a = c.open("Fixture/Basic.lean");
     let b = c.open("Fixture/Uses.lean");
@@ -423,9 +423,10 @@ fn one_worker_process_per_document_and_the_group_dies_together() {
             .unwrap()
             .split_whitespace()
             .collect();
-        // Field 5 of /proc/<pid>/stat is the process group: the server's own.
-        assert_eq!(fields[2].parse::<u32>().unwrap(), c.pid());
+        // Field 5 of /proc/<pid>/stat is the process group: the worker's own (§1.1).
+        assert_eq!(fields[2].parse::<i64>().unwrap(), i64::from(p));
     }
+    // Killing the server's group misses the workers; its death closes their stdin.
     c.kill_group();
     support::eventually("workers gone", || {
         pids.iter().all(|&p| support::process_gone(p))
