@@ -6,7 +6,8 @@
 //! 1. The workspace descriptor is validated before anything is started ([`LeanCall::new`]).
 //! 2. Waiting for a runtime to start is cancellable, and reports a progress step.
 //! 3. `path` is relative to the workspace root unless absolute; it must name an existing `.lean`
-//!    file (`invalidParams` otherwise, naming the path).
+//!    file (`invalidParams` otherwise, naming the path), except to close a file that was
+//!    deleted.
 //! 4. A snapshot-bound call's `version` must be the document's current version once the file
 //!    has been re-read from disk; otherwise `contentModified` with
 //!    `{reason: "documentVersionMismatch", expectedVersion, currentVersion, uri, path}`.
@@ -111,6 +112,18 @@ impl<'a> LeanCall<'a> {
             )));
         }
         Ok(file)
+    }
+
+    /// The file to close: [`LeanCall::file`], or, for a file that no longer exists, its path
+    /// normalized lexically (Lean may still have it open).
+    pub fn file_to_close(&self) -> Result<PathBuf, HostError> {
+        self.file().or_else(|error| {
+            let joined = self.root.path().join(self.path_argument());
+            match joined.try_exists() {
+                Ok(false) => Ok(super::workspace::normalize(&joined)),
+                _ => Err(error),
+            }
+        })
     }
 
     /// The file re-read from disk and brought up to date in Lean.

@@ -98,7 +98,7 @@ fn invalid(message: impl Into<String>) -> HostError {
 }
 
 /// `.` and `..` resolved without touching the file system.
-fn normalize(path: &Path) -> PathBuf {
+pub fn normalize(path: &Path) -> PathBuf {
     let mut out = PathBuf::new();
     for component in path.components() {
         match component {

@@ -250,3 +250,87 @@ fn a_sync_overtaken_by_a_newer_text_reports_that_text_complete() {
     );
     lean.server.finish_clean();
 }
+
+#[test]
+fn every_documented_lean_behaviour_gives_the_same_sync() {
+    if crate::harness::fake_only("every_documented_lean_behaviour_gives_the_same_sync") {
+        return;
+    }
+    let path = "Fixture/Mixed.lean";
+    let text = "def a : Nat := 1 -- fake: error \"bad a\"\n\
+                def b : Nat := 2 -- fake: warning \"odd b\"\n\
+                def c : Nat := 3 -- fake: slow 20\n\
+                def d : Nat := 4 -- fake: error \"bad d\"\n";
+    // The reference allows each of these; the host must not care which Lean it drives.
+    let behaviours: [&[(&str, &str)]; 5] = [
+        &[],
+        &[("FAKE_LEAN_DIAG_ORDER", "diagnostics-first")],
+        &[("FAKE_LEAN_DIAG_ORDER", "progress-first")],
+        &[("FAKE_LEAN_INCREMENTAL", "1")],
+        &[("FAKE_LEAN_REFRESH", "1"), ("FAKE_LEAN_INCREMENTAL", "1")],
+    ];
+    for env in behaviours {
+        let project = Project::fixture();
+        project.write(path, text);
+        let mut lean = Lean::start(&[&project], &[], env);
+        let synced = lean.ok(
+            "lean_sync",
+            args(
+                &project,
+                path,
+                json!({"diagnostic_scope": "all", "diagnostics_in_result": true}),
+            ),
+        );
+        let counts = &synced["diagnostics"]["counts"];
+        assert_eq!(
+            (&counts["error"], &counts["warning"], &counts["total"]),
+            (&json!(2), &json!(1), &json!(3)),
+            "{env:?}: {synced}"
+        );
+        let messages: Vec<&str> = synced["diagnostics"]["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["message"].as_str().unwrap())
+            .collect();
+        assert_eq!(messages, ["bad a", "odd b", "bad d"], "{env:?}");
+        assert_eq!(synced["document_progress"]["done"], true, "{env:?}");
+        // An unchanged text is answered from the same complete state.
+        let again = lean.ok("lean_sync", args(&project, path, json!({})));
+        assert_eq!(again["diagnostics"]["counts"], *counts, "{env:?}");
+        lean.finish_without_violations();
+    }
+}
+
+#[test]
+fn a_deleted_file_can_still_be_closed_and_its_refresh_says_why_it_cannot_reopen() {
+    let project = Project::fixture();
+    let path = "Fixture/Doomed.lean";
+    project.write(path, "def doomed : Nat := 1\n");
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.ok("lean_sync", args(&project, path, json!({})));
+    std::fs::remove_file(project.root().join(path)).unwrap();
+    let error = lean.fails(
+        "lean_refresh",
+        args(&project, path, json!({})),
+        "invalidParams",
+    );
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("Fixture/Doomed.lean"),
+        "{error}"
+    );
+    let closed = lean.ok("lean_close", args(&project, path, json!({})));
+    assert_eq!(closed["closed"], true);
+    if !crate::harness::fake_only("a deleted file's didClose") {
+        let closes = lean
+            .received()
+            .iter()
+            .filter(|m| *m == "textDocument/didClose")
+            .count();
+        assert_eq!(closes, 1, "Lean let go of the deleted file");
+    }
+    lean.server.finish_clean();
+}

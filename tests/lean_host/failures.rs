@@ -293,3 +293,124 @@ fn a_hung_request_is_cancelled_in_lean_and_a_later_call_works() {
     );
     crate::harness::snapshot("hung_cancelled", finished.transcript);
 }
+
+#[test]
+fn a_worker_that_exits_with_code_1_is_revived_too() {
+    if crate::harness::fake_only("a_worker_that_exits_with_code_1_is_revived_too") {
+        return;
+    }
+    let project = Project::fixture();
+    project.write(
+        "Fixture/Crashy.lean",
+        "def one : Nat := 1 -- fake: crash exit1 once\n\ndef two : Nat := 2\n",
+    );
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let synced = lean.ok(
+        "lean_sync",
+        args(&project, "Fixture/Crashy.lean", json!({})),
+    );
+    assert_eq!(synced["version"], 1);
+    assert_eq!(synced["readiness"]["save_ready"], true);
+    lean.server.finish_clean();
+}
+
+#[test]
+fn a_worker_that_crashes_under_a_pending_hover_is_revived_and_the_hover_answered() {
+    if crate::harness::fake_only(
+        "a_worker_that_crashes_under_a_pending_hover_is_revived_and_the_hover_answered",
+    ) {
+        return;
+    }
+    let project = Project::fixture();
+    let path = "Fixture/Crashy.lean";
+    project.write(
+        path,
+        "def one : Nat := 1 -- fake: gate before\ndef two : Nat := 2 -- fake: crash once\n",
+    );
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let version = lean.ok("lean_update", args(&project, path, json!({})))["version"].clone();
+    lean.gate_entered("before");
+    let hover = request(
+        101,
+        "tools/call",
+        json!({"name": "lean_hover", "arguments": args(&project, path,
+            json!({"version": version, "line": 1, "character": 4}))}),
+    );
+    lean.server.send(&hover);
+    lean.wait_received("the hover", |t| t["method"] == "textDocument/hover");
+    // The worker dies when it reaches line 1, with the hover waiting for that line.
+    lean.open_gate("before");
+    let answer = lean.server.response(&json!(101));
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let hovers = lean
+        .received()
+        .iter()
+        .filter(|m| *m == "textDocument/hover")
+        .count();
+    assert_eq!(hovers, 2, "asked again after the revival");
+    let revivals: Vec<Value> = lean
+        .trace()
+        .into_iter()
+        .filter(|t| t["dir"] == "in" && t["method"] == "textDocument/didChange")
+        .collect();
+    assert_eq!(revivals.len(), 1, "{revivals:?}");
+    lean.server.finish_clean();
+}
+
+#[test]
+fn dropping_a_workspace_whose_lean_is_still_starting_ends_the_start() {
+    if crate::harness::fake_only("dropping_a_workspace_whose_lean_is_still_starting_ends_the_start")
+    {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[("FAKE_LEAN_NO_INIT", "1")]);
+    lean.server.send(&request(
+        101,
+        "tools/call",
+        json!({"name": "lean_sync", "arguments": args(&project, "Fixture/Basic.lean", json!({}))}),
+    ));
+    lean.wait_received("initialize", |t| t["method"] == "initialize");
+    // The caller gives up; the start goes on without it, and hangs.
+    lean.server.send(&notification(
+        "notifications/cancelled",
+        json!({"requestId": 101, "reason": "giving up"}),
+    ));
+    let dropped = lean.ok(
+        "lean_drop_workspace",
+        json!({"workspace": project.descriptor()}),
+    );
+    assert_eq!(dropped["dropped"], true, "{dropped}");
+    project.wait_no_processes();
+    assert_eq!(lean.ok("beam_version", json!({}))["runtime_active"], false);
+    lean.server.finish_clean();
+}
+
+#[test]
+fn lake_can_be_named_by_the_environment_or_a_relative_path() {
+    let project = Project::fixture();
+    let lake = crate::harness::lake();
+    let mut by_env = Lean::start(
+        &[&project],
+        &[],
+        &[("LEAN_BEAM_LAKE", lake.to_str().unwrap())],
+    );
+    by_env.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    by_env.server.finish_clean();
+    project.wait_no_processes();
+    // Relative to where the server was started, not to the workspace lake serve runs in.
+    let cwd = std::env::current_dir().unwrap();
+    let Ok(relative) = lake.strip_prefix(&cwd) else {
+        println!(
+            "SKIPPED relative --lake: {} is not under {}",
+            lake.display(),
+            cwd.display()
+        );
+        return;
+    };
+    let relative = relative.to_str().unwrap();
+    let mut by_path = Lean::start(&[&project], &["--lake", relative], &[]);
+    by_path.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    by_path.server.finish_clean();
+    project.wait_no_processes();
+}

@@ -140,6 +140,15 @@ pub fn wait_no_processes_in(root: &Path) {
     }
 }
 
+/// Waits until the process `pid` no longer lives in `root`.
+pub fn wait_gone_from(root: &Path, pid: u32) {
+    let deadline = Instant::now() + PATIENCE;
+    while processes_in(root).contains(&pid) {
+        assert!(Instant::now() < deadline, "process {pid} outlived its use");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create the copy");
     for entry in std::fs::read_dir(from).expect("read the fixture") {
@@ -173,7 +182,8 @@ impl Lean {
         std::fs::create_dir_all(&gates).expect("gate directory");
         let lake = lake();
         let mut all_args: Vec<&str> = Vec::new();
-        if !args.contains(&"--lake") {
+        let named = args.contains(&"--lake") || env.iter().any(|(k, _)| *k == "LEAN_BEAM_LAKE");
+        if !named {
             all_args.extend(["--lake", lake.to_str().expect("utf-8 path")]);
         }
         all_args.extend_from_slice(args);
@@ -258,11 +268,7 @@ impl Lean {
 
     /// Everything the fake recorded.
     pub fn trace(&self) -> Vec<Value> {
-        std::fs::read_to_string(self.scratch.path().join("trace.jsonl"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| serde_json::from_str(l).ok())
-            .collect()
+        read_trace(self.scratch.path())
     }
 
     /// The messages the fake received, as `method` names (responses as `response`).
@@ -301,6 +307,30 @@ impl Lean {
             .filter(|t| t.get("violation").is_some())
             .collect()
     }
+
+    /// Ends the server cleanly, then checks that Lean recorded no protocol violation, those
+    /// only seen at its exit included; the transcript.
+    #[track_caller]
+    pub fn finish_without_violations(self) -> String {
+        let Lean {
+            server, scratch, ..
+        } = self;
+        let transcript = server.finish_clean();
+        let violations: Vec<Value> = read_trace(scratch.path())
+            .into_iter()
+            .filter(|t| t.get("violation").is_some())
+            .collect();
+        assert_eq!(violations, Vec::<Value>::new());
+        transcript
+    }
+}
+
+fn read_trace(scratch: &Path) -> Vec<Value> {
+    std::fs::read_to_string(scratch.join("trace.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
 }
 
 /// `{"workspace": ..., "path": ...}` plus `more`.

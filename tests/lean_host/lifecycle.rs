@@ -201,6 +201,16 @@ fn a_lake_configuration_change_restarts_lean_on_the_next_call() {
     assert_eq!(starts(&mut lean), 2);
     let unchanged = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
     assert!(unchanged.get("note").is_none());
+    if !crate::harness::fake_only("the replaced lake serve ends") {
+        let started: Vec<u32> = lean
+            .trace()
+            .iter()
+            .filter(|t| t["event"] == "start")
+            .map(|t| t["pid"].as_u64().unwrap() as u32)
+            .collect();
+        assert_eq!(started.len(), 2);
+        crate::harness::wait_gone_from(project.root(), started[0]);
+    }
     lean.server.finish_clean();
     project.wait_no_processes();
 }

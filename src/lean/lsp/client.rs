@@ -68,19 +68,21 @@ impl Shared {
         self.out.send(encode(&body)).is_ok()
     }
 
+    /// Marks the connection closed and fails every pending request. Both happen under the
+    /// pending lock, which a new request also takes to check for a close: none slips between.
     fn close(&self, reason: String) {
         let mut pending = self.pending.lock().unwrap_or_else(|p| p.into_inner());
-        for (_, waiter) in pending.drain() {
-            let _ = waiter.send(Err(LspError::Closed(reason.clone())));
-        }
         self.closed.send_if_modified(|closed| {
             if closed.is_none() {
-                *closed = Some(reason);
+                *closed = Some(reason.clone());
                 true
             } else {
                 false
             }
         });
+        for (_, waiter) in pending.drain() {
+            let _ = waiter.send(Err(LspError::Closed(reason.clone())));
+        }
     }
 }
 
@@ -114,14 +116,25 @@ impl LspClient {
     pub fn request(&self, method: &str, params: Value) -> PendingRequest {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        if let Some(reason) = self.shared.closed.borrow().clone() {
-            let _ = tx.send(Err(LspError::Closed(reason)));
-        } else {
-            self.shared
+        let admitted = {
+            let mut pending = self
+                .shared
                 .pending
                 .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .insert(id, tx);
+                .unwrap_or_else(|p| p.into_inner());
+            let closed = self.shared.closed.borrow().clone();
+            match closed {
+                Some(reason) => {
+                    let _ = tx.send(Err(LspError::Closed(reason)));
+                    false
+                }
+                None => {
+                    pending.insert(id, tx);
+                    true
+                }
+            }
+        };
+        if admitted {
             let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
             self.shared.send(&message);
         }

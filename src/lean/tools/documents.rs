@@ -117,7 +117,7 @@ pub async fn call(
         SYNC => sync(call, &runtime, false).await,
         REFRESH => sync(call, &runtime, true).await,
         CLOSE => {
-            runtime.close_document(&call.file()?).await;
+            runtime.close_document(&call.file_to_close()?).await;
             Ok(json!({"closed": true}))
         }
         other => Err(HostError::new(

@@ -91,7 +91,8 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
 /// The UTF-16 column to ask Lean at, for the tactic around `character` on `line`.
 pub fn tactic_column(line: &str, character: usize, before: bool) -> usize {
     let code = code_units(line);
-    let at = character.min(code.len());
+    // `character` is a UTF-16 column; `at` the index of the code unit there.
+    let at = code.iter().take_while(|c| c.1 < character).count();
     // Tactic boundaries: `;`, `<;>`, `by`, and a leading `·`/`.` bullet.
     let is_separator = |i: usize| code[i].0 == ';';
     if before {
@@ -109,7 +110,11 @@ pub fn tactic_column(line: &str, character: usize, before: bool) -> usize {
             }
         }
         let mut i = start;
-        while i < code.len() && (code[i].0.is_whitespace() || matches!(code[i].0, '·' | '>')) {
+        let bullet = |i: usize| {
+            matches!(code[i].0, '·' | '>')
+                || (code[i].0 == '.' && code.get(i + 1).is_some_and(|c| c.0.is_whitespace()))
+        };
+        while i < code.len() && (code[i].0.is_whitespace() || bullet(i)) {
             i += 1;
         }
         // A position in the indentation still means the tactic that follows it.
@@ -138,31 +143,57 @@ fn is_ident(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '\'' || c == '.'
 }
 
-/// The line's code (comments cut, strings blanked so their contents never look like
-/// separators), each character with its UTF-16 column.
+/// The line's code (a line comment cut, block comments and strings blanked, so they never look
+/// like separators), each character with its UTF-16 column.
 fn code_units(line: &str) -> Vec<(char, usize)> {
     let mut out = Vec::new();
     let mut column = 0;
     let mut in_string = false;
+    // Lean's block comments nest; one left open runs to the end of the line (and beyond).
+    let mut comment_depth = 0usize;
     let mut chars = line.trim_end_matches('\r').chars().peekable();
+    let mut push = |out: &mut Vec<(char, usize)>, shown: char, width: usize| {
+        out.push((shown, column));
+        column += width;
+    };
     while let Some(c) = chars.next() {
-        if !in_string && c == '-' && chars.peek() == Some(&'-') {
-            break;
-        }
-        let shown = if in_string && c != '"' { 'x' } else { c };
-        if c == '"' {
-            in_string = !in_string;
-        } else if in_string && c == '\\' {
-            out.push(('x', column));
-            column += c.len_utf16();
-            if let Some(escaped) = chars.next() {
-                out.push(('x', column));
-                column += escaped.len_utf16();
+        let next = chars.peek().copied();
+        if comment_depth > 0 {
+            push(&mut out, ' ', c.len_utf16());
+            if c == '-' && next == Some('/') {
+                chars.next();
+                push(&mut out, ' ', 1);
+                comment_depth -= 1;
+            } else if c == '/' && next == Some('-') {
+                chars.next();
+                push(&mut out, ' ', 1);
+                comment_depth += 1;
             }
             continue;
         }
-        out.push((shown, column));
-        column += c.len_utf16();
+        if !in_string && c == '-' && next == Some('-') {
+            break;
+        }
+        if !in_string && c == '/' && next == Some('-') {
+            chars.next();
+            push(&mut out, ' ', 1);
+            push(&mut out, ' ', 1);
+            comment_depth = 1;
+            continue;
+        }
+        if c == '"' {
+            in_string = !in_string;
+            push(&mut out, c, 1);
+        } else if in_string && c == '\\' {
+            push(&mut out, 'x', 1);
+            if let Some(escaped) = chars.next() {
+                push(&mut out, 'x', escaped.len_utf16());
+            }
+        } else if in_string {
+            push(&mut out, 'x', c.len_utf16());
+        } else {
+            push(&mut out, c, c.len_utf16());
+        }
     }
     out
 }
@@ -242,6 +273,8 @@ mod tests {
         assert_eq!(tactic_column("example : p := by exact h", 21, true), 18);
         assert_eq!(tactic_column("  · simp", 6, true), 4);
         assert_eq!(tactic_column("  simp [\"a;b\"] -- x; y", 4, true), 2);
+        assert_eq!(tactic_column("  . simp", 6, true), 4, "an ASCII bullet");
+        assert_eq!(tactic_column("  /- a; b -/ simp", 14, true), 13);
     }
 
     #[test]
@@ -250,5 +283,18 @@ mod tests {
         assert_eq!(tactic_column("  intro a; apply a", 3, false), 9);
         assert_eq!(tactic_column("  rfl  -- done", 2, false), 5);
         assert_eq!(tactic_column("  exact f₁", 2, false), 10);
+        assert_eq!(tactic_column("  simp /- x; y -/", 2, false), 6);
+        assert_eq!(
+            tactic_column("  simp /- x; y", 2, false),
+            6,
+            "a comment going on"
+        );
+        assert_eq!(tactic_column("  simp /- x -/ <;> rfl", 2, false), 6);
+        assert_eq!(
+            tactic_column("  exact 𝓝 x; rfl", 2, false),
+            12,
+            "UTF-16 columns"
+        );
+        assert_eq!(tactic_column("  exact 𝓝 x; rfl", 15, true), 14);
     }
 }
