@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Benchmarks lean-beam-mcp against the peer MCP SDKs (rmcp, TypeScript, Python) over stdio, in
-# one run: builds the release binaries, installs the pinned peers (scripts/lib/lanes.sh), runs
-# every server of bench/servers.json with servers interleaved over several rounds, and writes
-# bench/results.md (medians, ratios ours/peer, targets) and bench/results.svg.
+# Benchmarks lean-beam-mcp against the peer MCP SDKs (rmcp, TypeScript, Python) over stdio, and
+# its Lean host against lean-lsp-mcp on the same fake Lean server, in one run: builds the
+# release binaries (and the fake `lake`), installs the pinned peers (scripts/lib/lanes.sh),
+# measures the fake's own time per request (bench-lean-floor), runs every server of
+# bench/servers.json with servers interleaved over several rounds, and writes bench/results.md
+# (medians, ratios ours/peer, the Lean host's section, targets) and bench/results.svg.
 #
-#   scripts/bench.sh            the full benchmark (about 10 minutes on 2 cores)
+#   scripts/bench.sh            the full benchmark (about 12 minutes on 2 cores)
 #   scripts/bench.sh --smoke    a correctness pass for CI: one round, a few hundred calls per
-#                               server; fails only if a server gives a wrong answer
+#                               server; fails only if a server gives a wrong answer (or the
+#                               unchanged lean_sync sends Lean more than its barrier request)
 #
 # Further arguments go to the load generator (e.g. --rounds 5, --only rmcp); see
 # `target/release/lean-beam-bench --help` and bench/README.md.
@@ -15,34 +18,80 @@ cd "$(dirname "$0")/.."
 source scripts/lib/lanes.sh
 
 smoke=false
-for arg in "$@"; do
-  [[ "$arg" == "--smoke" ]] && smoke=true
+rounds=3
+only=()
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[i]}" in
+    --smoke) smoke=true ;;
+    --rounds) rounds="${args[i + 1]:-3}" ;;
+    --rounds=*) rounds="${args[i]#--rounds=}" ;;
+    --only) only+=("${args[i + 1]:-}") ;;
+    --only=*) only+=("${args[i]#--only=}") ;;
+  esac
 done
 
 lanes_ensure_node_modules
+lanes_ensure_lean_lsp_mcp
 if $smoke; then
   # Correctness only: the debug build the other lanes use (the workspace's binaries, all
-  # features) is enough, and it is already there when they have run.
+  # features, the fake lake among them) is enough, and it is already there when they have run.
   lanes_build
   export BENCH_BIN="$PWD/target/debug"
+  out="target/bench/smoke"
+  logs="$out/logs"
 else
-  lanes_log "building the benchmark binaries (release)"
-  cargo build --locked --quiet --release -p lean-beam-mcp-bench --bins
+  lanes_log "building the benchmark binaries, lean-beam-mcp and the fake lake (release)"
+  cargo build --locked --quiet --release -p lean-beam-mcp-bench -p lean-beam-mcp \
+    -p lean-beam-fake-lean --bins
   export BENCH_BIN="$PWD/target/release"
+  out="target/bench"
+  logs="$out/logs"
 fi
 export BENCH_DIR="$PWD/bench"
-export LANES_NODE LANES_PYTHON
+export LANES_NODE LANES_PYTHON LANES_LEAN_LSP_MCP
+
+# The Lean host's rows: the fake lake, a fresh copy of the fixture project, and a directory
+# whose `lake` is the fake (lean-lsp-mcp finds lake on PATH).
+export BENCH_FAKE_LAKE="$BENCH_BIN/fake-lake"
+export BENCH_LEAN_ROOT="$PWD/$out/lean-project"
+export BENCH_FAKE_PATH="$PWD/$out/fake-path"
+rm -rf "$BENCH_LEAN_ROOT" "$BENCH_FAKE_PATH"
+mkdir -p "$out" "$logs" "$BENCH_FAKE_PATH"
+cp -R tests/fixtures/lean-project "$BENCH_LEAN_ROOT"
+ln -s "$BENCH_FAKE_LAKE" "$BENCH_FAKE_PATH/lake"
+
+# The floor (the fake's own time per request), unless --only leaves out every Lean row.
+floor_rows="$(python3 -c 'import json, sys
+print(" ".join(r["name"] for r in json.load(open(sys.argv[1]))["servers"] if "floor" in r))' \
+  bench/servers.json)"
+want_floor=true
+if ((${#only[@]} > 0)); then
+  want_floor=false
+  for name in "${only[@]}"; do
+    [[ " $floor_rows " == *" $name "* ]] && want_floor=true
+  done
+fi
+extra=()
+if $want_floor; then
+  floor_mode=(--rounds "$rounds")
+  $smoke && floor_mode=(--smoke)
+  lanes_log "measuring the fake Lean server's own time per request (the floor)"
+  rm -f "$logs/lean-floor.log"
+  "$BENCH_BIN/bench-lean-floor" --lake "$BENCH_FAKE_LAKE" --root "$BENCH_LEAN_ROOT" \
+    --out "$out/lean-floor.json" --log "$logs/lean-floor.log" "${floor_mode[@]}"
+  extra=(--lean-floor "$out/lean-floor.json")
+fi
 
 if $smoke; then
-  out="target/bench/smoke"
   lanes_log "benchmark smoke run (correctness only); report in $out/results.md"
   exec "$BENCH_BIN/lean-beam-bench" --md "$out/results.md" --svg "$out/results.svg" \
-    --json "$out/results.json" --logs "$out/logs" "$@"
+    --json "$out/results.json" --logs "$logs" "${extra[@]}" "$@"
 fi
 
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 dirty="$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' plus uncommitted changes' || true)"
 lanes_log "benchmark run; writing bench/results.md and bench/results.svg"
 exec "$BENCH_BIN/lean-beam-bench" --md bench/results.md --svg bench/results.svg \
-  --json target/bench/results.json --logs target/bench/logs \
-  --note "Measured at commit $commit$dirty; Node $("$LANES_NODE" --version), $("$LANES_PYTHON" --version)." "$@"
+  --json target/bench/results.json --logs "$logs" "${extra[@]}" \
+  --note "Measured at commit $commit$dirty; Node $("$LANES_NODE" --version), $("$LANES_PYTHON" --version); lean-lsp-mcp $LEAN_LSP_MCP_VERSION." "$@"

@@ -2,8 +2,11 @@
 //! revisions they speak, what to call, and the targets the report checks.
 //!
 //! A row is one server command. Rows are grouped (`group`, default `sdk`); each group has one
-//! `baseline` row, and every ratio in the report is baseline/row within a group. The Lean host
-//! adds its own group (per-tool rows against a fake Lean server) without touching this code.
+//! `baseline` row, and every ratio in the report is baseline/row within a group. `${VAR}` in a
+//! row's command, environment and argument strings is expanded from the environment. The Lean
+//! host's rows (one group per tool: ours against lean-lsp-mcp, both on the fake Lean server)
+//! add a few fields: their own in-flight `levels`, the `floor` request they are set against,
+//! a `contains` check on each answer, and LSP messages per call (`lsp_messages`, `expect_lsp`).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -78,6 +81,8 @@ pub enum Metric {
     Rss,
     /// Echo throughput in bytes for a large payload.
     Bytes,
+    /// LSP messages the row's server sends the fake Lean server per call (its trace file).
+    LspMessages,
 }
 
 /// Environment variables to set, as (name, value).
@@ -109,15 +114,30 @@ pub struct ServerRow {
     /// The tool to call.
     #[serde(default = "default_tool")]
     pub tool: String,
-    /// Its arguments; a string equal to `$PAYLOAD` is replaced by the payload.
+    /// Its arguments; `${VAR}` is expanded in every string (like `command`), and a string equal
+    /// to `$PAYLOAD` is replaced by the payload.
     #[serde(default = "default_arguments")]
     pub arguments: Value,
     /// How answers are checked.
     #[serde(default)]
     pub check: Check,
+    /// With `check: success`: text each answer line must contain, as the server writes it.
+    #[serde(default)]
+    pub contains: Option<String>,
     /// Which measurements to take.
     #[serde(default = "all_metrics")]
     pub metrics: Vec<Metric>,
+    /// Requests in flight for this row's throughput runs (default: the command line's).
+    #[serde(default)]
+    pub levels: Option<Vec<u64>>,
+    /// The Lean host's rows: the LSP method whose direct round trip to the fake Lean server
+    /// (`bench-lean-floor`) is this row's floor. Such groups get the Lean host's section.
+    #[serde(default)]
+    pub floor: Option<String>,
+    /// With `lsp_messages`: the exact LSP messages, by method, each call must send Lean
+    /// (a different count fails the row like a wrong answer).
+    #[serde(default)]
+    pub expect_lsp: Option<BTreeMap<String, u64>>,
 }
 
 /// A ratio the report checks: baseline/peer on `metric`, in every revision both were run in.
@@ -166,8 +186,13 @@ impl ServerRow {
         self.metrics.contains(&metric)
     }
 
-    /// The command and environment with `${VAR}` expanded.
-    pub fn expanded(&self) -> Result<(Vec<String>, Env), String> {
+    /// The in-flight levels of the throughput runs: the row's own, else `default`.
+    pub fn levels<'a>(&'a self, default: &'a [u64]) -> &'a [u64] {
+        self.levels.as_deref().unwrap_or(default)
+    }
+
+    /// The command, environment and arguments with `${VAR}` expanded.
+    pub fn expanded(&self) -> Result<Launch, String> {
         let command = self
             .command
             .iter()
@@ -181,8 +206,41 @@ impl ServerRow {
             .iter()
             .map(|(k, v)| Ok((k.clone(), expand(v)?)))
             .collect::<Result<Vec<_>, String>>()?;
-        Ok((command, env))
+        let arguments = expand_value(&self.arguments)
+            .map_err(|e| format!("server {}: arguments: {e}", self.name))?;
+        Ok(Launch {
+            command,
+            env,
+            arguments,
+        })
     }
+}
+
+/// A row ready to run: everything `${VAR}` expanded.
+#[derive(Debug, Clone)]
+pub struct Launch {
+    /// Program and arguments.
+    pub command: Vec<String>,
+    /// Extra environment.
+    pub env: Env,
+    /// The tool's arguments (`$PAYLOAD` holes kept).
+    pub arguments: Value,
+}
+
+/// Expands `${VAR}` in every string of a JSON value (object keys are left alone).
+pub fn expand_value(value: &Value) -> Result<Value, String> {
+    Ok(match value {
+        Value::String(text) => Value::String(expand(text)?),
+        Value::Array(items) => {
+            Value::Array(items.iter().map(expand_value).collect::<Result<_, _>>()?)
+        }
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| Ok((k.clone(), expand_value(v)?)))
+                .collect::<Result<_, String>>()?,
+        ),
+        other => other.clone(),
+    })
 }
 
 /// Expands `${VAR}` from the environment; an unset variable is an error naming it.
@@ -210,8 +268,12 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("reading {}: {e}", path.display()))?;
-        let config: Config =
-            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        Config::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Parses and checks the table's text.
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let config: Config = serde_json::from_str(text).map_err(|e| e.to_string())?;
         let mut names = std::collections::HashSet::new();
         for row in &config.servers {
             if !names.insert(row.name.as_str()) {
@@ -219,6 +281,28 @@ impl Config {
             }
             if row.revisions.is_empty() {
                 return Err(format!("server {}: no revisions", row.name));
+            }
+            if row
+                .levels
+                .as_ref()
+                .is_some_and(|l| l.is_empty() || l.contains(&0))
+            {
+                return Err(format!(
+                    "server {}: levels must be a non-empty list of positive numbers",
+                    row.name
+                ));
+            }
+            if row.contains.is_some() && row.check != Check::Success {
+                return Err(format!(
+                    "server {}: contains needs \"check\": \"success\"",
+                    row.name
+                ));
+            }
+            if row.expect_lsp.is_some() && !row.measures(Metric::LspMessages) {
+                return Err(format!(
+                    "server {}: expect_lsp needs the lsp_messages metric",
+                    row.name
+                ));
             }
         }
         let mut groups: BTreeMap<&str, usize> = BTreeMap::new();
@@ -259,6 +343,73 @@ mod tests {
     }
 
     #[test]
+    fn expands_variables_in_argument_strings() {
+        // SAFETY: single-threaded test; the variable is unique to it.
+        unsafe { std::env::set_var("LEAN_BEAM_BENCH_TEST_ROOT", "/p") };
+        let config = Config::parse(
+            r#"{"servers": [{"name": "a", "command": ["x"], "revisions": ["2025-11-25"],
+                "baseline": true, "check": "success",
+                "arguments": {"workspace": {"root": "${LEAN_BEAM_BENCH_TEST_ROOT}"},
+                              "file": "${LEAN_BEAM_BENCH_TEST_ROOT}/A.lean", "line": 3,
+                              "tags": ["${LEAN_BEAM_BENCH_TEST_ROOT}", "$PAYLOAD"]}}]}"#,
+        )
+        .unwrap();
+        let launch = config.servers[0].expanded().unwrap();
+        assert_eq!(
+            launch.arguments,
+            json!({"workspace": {"root": "/p"}, "file": "/p/A.lean", "line": 3,
+                   "tags": ["/p", PAYLOAD]})
+        );
+        let missing = Config::parse(
+            r#"{"servers": [{"name": "a", "command": ["x"], "revisions": ["2025-11-25"],
+                "baseline": true, "arguments": {"f": "${LEAN_BEAM_BENCH_UNSET_ARG}"}}]}"#,
+        )
+        .unwrap();
+        let err = missing.servers[0].expanded().unwrap_err();
+        assert!(err.contains("LEAN_BEAM_BENCH_UNSET_ARG"), "{err}");
+    }
+
+    #[test]
+    fn rows_may_choose_their_own_levels() {
+        let config = Config::parse(
+            r#"{"servers": [
+                {"name": "a", "command": ["x"], "revisions": ["2025-11-25"], "baseline": true},
+                {"name": "b", "command": ["x"], "revisions": ["2025-11-25"], "levels": [1, 8]}]}"#,
+        )
+        .unwrap();
+        let default = [1, 8, 64];
+        assert_eq!(config.servers[0].levels(&default), &[1, 8, 64]);
+        assert_eq!(config.servers[1].levels(&default), &[1, 8]);
+        for bad in ["[]", "[0, 8]"] {
+            let text = format!(
+                r#"{{"servers": [{{"name": "a", "command": ["x"], "revisions": ["2025-11-25"],
+                    "baseline": true, "levels": {bad}}}]}}"#
+            );
+            let err = Config::parse(&text).unwrap_err();
+            assert!(err.contains("levels"), "{err}");
+        }
+    }
+
+    #[test]
+    fn lean_fields_are_checked() {
+        let contains_on_echo = r#"{"servers": [{"name": "a", "command": ["x"],
+            "revisions": ["2025-11-25"], "baseline": true, "contains": "y"}]}"#;
+        assert!(
+            Config::parse(contains_on_echo)
+                .unwrap_err()
+                .contains("contains")
+        );
+        let expect_without_metric = r#"{"servers": [{"name": "a", "command": ["x"],
+            "revisions": ["2025-11-25"], "baseline": true,
+            "expect_lsp": {"textDocument/waitForDiagnostics": 1}}]}"#;
+        assert!(
+            Config::parse(expect_without_metric)
+                .unwrap_err()
+                .contains("lsp_messages")
+        );
+    }
+
+    #[test]
     fn the_shipped_table_loads() {
         let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("servers.json");
         let config = Config::load(&path).unwrap();
@@ -267,6 +418,29 @@ mod tests {
                 .servers
                 .iter()
                 .any(|s| s.baseline && s.group == "sdk")
+        );
+        // The Lean host's groups: ours as baseline, at 1 and 8 in flight, against a floor, and
+        // an unchanged lean_sync must send Lean its barrier request only.
+        let lean: Vec<&ServerRow> = config
+            .servers
+            .iter()
+            .filter(|s| s.floor.is_some())
+            .collect();
+        assert!(!lean.is_empty());
+        for row in &lean {
+            assert_eq!(row.levels.as_deref(), Some(&[1, 8][..]), "{}", row.name);
+            assert!(row.measures(Metric::LspMessages), "{}", row.name);
+        }
+        let sync = lean
+            .iter()
+            .find(|s| s.baseline && s.tool == "lean_sync")
+            .expect("our lean_sync row");
+        assert_eq!(
+            sync.expect_lsp,
+            Some(BTreeMap::from([(
+                "textDocument/waitForDiagnostics".to_string(),
+                1
+            )]))
         );
     }
 }

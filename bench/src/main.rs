@@ -3,13 +3,18 @@
 //! For every server × revision of the server table (`bench/servers.json`) and every round
 //! (servers interleaved within a round), it spawns the server, speaks the revision's handshake
 //! and measures cold start, closed-loop throughput at each concurrency, latency at 1 in flight,
-//! peak RSS after a fixed number of calls and large-payload echo rate, checking every answer.
-//! Then it writes the Markdown report (medians, ratios, targets), an SVG chart and the raw JSON.
-//! A wrong answer from any server makes it exit non-zero; performance never does.
+//! peak RSS after a fixed number of calls, large-payload echo rate and, for the Lean host's
+//! rows, LSP messages per call, checking every answer. Then it writes the Markdown report
+//! (medians, ratios, targets, the Lean host's section with the floor `bench-lean-floor`
+//! measured), an SVG chart and the raw JSON. A wrong answer from any server (or a Lean row
+//! sending other LSP messages than its `expect_lsp`) makes it exit non-zero; performance never
+//! does.
 
 mod config;
 mod conn;
+mod lean_report;
 mod load;
+mod lsp_count;
 mod measure;
 mod proto;
 mod report;
@@ -44,7 +49,7 @@ struct Cli {
     /// Only these servers (repeatable).
     #[arg(long)]
     only: Vec<String>,
-    /// Requests in flight for the throughput runs.
+    /// Requests in flight for the throughput runs (of rows without their own `levels`).
     #[arg(long, value_delimiter = ',', default_value = "1,8,64")]
     concurrency: Vec<u64>,
     /// Length of each throughput run, in ms.
@@ -77,6 +82,13 @@ struct Cli {
     /// A line added to the report's preamble (e.g. the commit measured).
     #[arg(long)]
     note: Option<String>,
+    /// Calls counted for LSP messages per call (rows with the `lsp_messages` metric).
+    #[arg(long, default_value_t = 20)]
+    lsp_calls: u64,
+    /// The fake Lean server's own time per request, as `bench-lean-floor` wrote it: the floor of
+    /// the Lean host's section.
+    #[arg(long)]
+    lean_floor: Option<PathBuf>,
 }
 
 /// The first 300 characters of a text, for error messages.
@@ -108,6 +120,7 @@ fn settings(cli: &Cli) -> Settings {
             big_bytes: cli.big_bytes,
             big: count(1),
             cold_spawns: 1,
+            lsp_calls: cli.lsp_calls,
             logs: cli.logs.clone(),
         };
     }
@@ -131,6 +144,7 @@ fn settings(cli: &Cli) -> Settings {
             duration: Duration::from_millis(cli.big_ms),
         },
         cold_spawns: cli.cold_spawns,
+        lsp_calls: cli.lsp_calls,
         logs: cli.logs.clone(),
     }
 }
@@ -184,6 +198,14 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     }
+    let floor = match cli.lean_floor.as_deref().map(lean_report::Floor::load) {
+        None => None,
+        Some(Ok(floor)) => Some(floor),
+        Some(Err(e)) => {
+            eprintln!("lean-beam-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let settings = settings(&cli);
     let rounds = if cli.smoke { 1 } else { cli.rounds.max(1) };
     if let Err(e) = std::fs::create_dir_all(&settings.logs) {
@@ -212,18 +234,25 @@ fn main() -> ExitCode {
             let t = Instant::now();
             match measure::round(row, revision, &settings) {
                 Ok(sample) => {
+                    let (level, rate) = sample
+                        .throughput
+                        .iter()
+                        .last()
+                        .map_or(("–".into(), "–".into()), |(n, v)| {
+                            (n.to_string(), report::figure(*v))
+                        });
                     eprintln!(
-                        "round {}/{rounds} {:<16} {}  {:>6.1} s  @64 {:>9} calls/s  p99 {:>8} µs  {} answers checked",
+                        "round {}/{rounds} {:<24} {}  {:>6.1} s  @{level:<2} {rate:>9} calls/s  p99 {:>8} µs  {}{} answers checked",
                         round + 1,
                         row.name,
                         revision.as_str(),
                         t.elapsed().as_secs_f64(),
-                        sample
-                            .throughput
-                            .values()
-                            .last()
-                            .map_or("–".into(), |v| report::figure(*v)),
                         sample.p99_us.map_or("–".into(), report::figure),
+                        sample.lsp.as_ref().map_or(String::new(), |l| format!(
+                            "LSP messages/call {} ({}), ",
+                            report::figure(l.per_call()),
+                            lsp_count::describe(l.by_method.iter().map(|(m, n)| (m.as_str(), *n)))
+                        )),
                         sample.checked_calls,
                     );
                     samples[c].push(sample);
@@ -257,11 +286,13 @@ fn main() -> ExitCode {
         })
         .collect();
 
-    let mut columns: Vec<MetricKey> = settings
-        .concurrency
-        .iter()
-        .map(|n| MetricKey::Throughput(*n))
-        .collect();
+    let mut levels: Vec<u64> = settings.concurrency.clone();
+    for row in &config.servers {
+        levels.extend(row.levels(&[]));
+    }
+    levels.sort_unstable();
+    levels.dedup();
+    let mut columns: Vec<MetricKey> = levels.iter().map(|n| MetricKey::Throughput(*n)).collect();
     columns.extend([
         MetricKey::P50,
         MetricKey::P99,
@@ -310,6 +341,7 @@ fn main() -> ExitCode {
         columns,
         preamble,
         chart: chart_name,
+        floor,
     };
     let mut ok = true;
     let mut write = |path: &Option<PathBuf>, text: String| {
@@ -349,6 +381,7 @@ fn main() -> ExitCode {
     );
     let raw = json!({
         "summaries": summaries,
+        "lean_floor": report.floor,
         "samples": combos.iter().enumerate().map(|(c, (i, revision))| json!({
             "server": config.servers[*i].name,
             "revision": revision,

@@ -1,5 +1,5 @@
-//! One round of one server in one revision: cold starts, then one session for throughput,
-//! latency, peak RSS and large payloads.
+//! One round of one server in one revision: LSP messages per call (Lean rows), cold starts,
+//! then one session for throughput, latency, peak RSS and large payloads.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -11,12 +11,13 @@ use serde_json::{Value, json};
 use crate::config::{Metric, Revision, ServerRow};
 use crate::conn::Conn;
 use crate::load::{self, Limit, RunStats};
+use crate::lsp_count::{self, LspCount};
 use crate::proto::{self, CallTemplate, Line, Payload};
 
 /// How much of everything to do.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// In-flight levels for throughput (latency is taken at 1).
+    /// In-flight levels for throughput (latency is taken at 1), unless a row has its own.
     pub concurrency: Vec<u64>,
     /// Each throughput level.
     pub level: Limit,
@@ -30,6 +31,8 @@ pub struct Settings {
     pub big: Limit,
     /// Cold starts per round.
     pub cold_spawns: usize,
+    /// Calls counted for LSP messages per call (after one warm-up call).
+    pub lsp_calls: u64,
     /// Where servers' stderr goes.
     pub logs: PathBuf,
 }
@@ -59,34 +62,53 @@ pub struct Sample {
     pub cpu_us_per_call: Option<f64>,
     /// Load-generator CPU time / wall time at the highest level (1.0 = one core busy).
     pub generator_cores: Option<f64>,
+    /// LSP messages the server sent the fake Lean server over the counted calls.
+    pub lsp: Option<LspCount>,
     /// Total calls answered (and checked) in this round.
     pub checked_calls: u64,
 }
 
 /// Runs one round.
 pub fn round(row: &ServerRow, revision: Revision, settings: &Settings) -> Result<Sample, String> {
-    let (command, env) = row.expanded()?;
+    let launch = row.expanded()?;
+    let (command, env) = (&launch.command, &launch.env);
     let log = settings
         .logs
         .join(format!("{}-{}.log", row.name, revision.as_str()));
-    let template =
-        |payload| CallTemplate::new(revision, &row.tool, &row.arguments, row.check, payload);
+    let template = |payload| {
+        CallTemplate::new(revision, &row.tool, &launch.arguments, row.check, payload)
+            .containing(row.contains.as_deref())
+    };
     let small = template(Payload::Tagged);
     let mut sample = Sample::default();
 
+    if row.measures(Metric::LspMessages) {
+        let counted = lsp_count::count(
+            row,
+            &launch,
+            revision,
+            &small,
+            settings.lsp_calls,
+            &settings.logs,
+        )?;
+        sample.checked_calls += counted.calls + 1;
+        sample.lsp = Some(counted);
+    }
+
     if row.measures(Metric::ColdStart) {
         for _ in 0..settings.cold_spawns {
-            let (cold, first) = cold_start(&command, &env, &log, revision, &small)?;
+            let (cold, first) = cold_start(command, env, &log, revision, &small)?;
             sample.cold_ms.push(ms(cold));
             sample.first_call_ms.push(ms(first));
             sample.checked_calls += 1;
         }
     }
 
-    let top = settings.concurrency.iter().copied().max().unwrap_or(1);
+    let levels = row.levels(&settings.concurrency);
+    let top = levels.iter().copied().max().unwrap_or(1);
     if row.measures(Metric::Rss) {
         // A connection of its own, so every server is read after the same number of calls.
-        let mut session = Session::open(&command, &env, &log, revision, &row.tool)?;
+        let mut session = Session::open(command, env, &log, revision, &row.tool)?;
         if settings.rss_calls > 0 {
             let limit = Limit {
                 max_calls: settings.rss_calls,
@@ -104,10 +126,10 @@ pub fn round(row: &ServerRow, revision: Revision, settings: &Settings) -> Result
     if !row.measures(Metric::Throughput) && !row.measures(Metric::Bytes) {
         return Ok(sample);
     }
-    let mut session = Session::open(&command, &env, &log, revision, &row.tool)?;
+    let mut session = Session::open(command, env, &log, revision, &row.tool)?;
     if row.measures(Metric::Throughput) {
         session.run(&small, 8, settings.warmup, false)?;
-        for &concurrency in &settings.concurrency {
+        for &concurrency in levels {
             let stats = session.run(&small, concurrency, settings.level, concurrency == 1)?;
             sample.throughput.insert(concurrency, stats.throughput());
             if concurrency == 1 {
@@ -138,15 +160,16 @@ pub fn round(row: &ServerRow, revision: Revision, settings: &Settings) -> Result
 }
 
 /// One connection's runs, with ids that never repeat.
-struct Session {
-    conn: Conn,
+pub struct Session {
+    /// The server.
+    pub conn: Conn,
     next_id: u64,
     total: u64,
 }
 
 impl Session {
     /// Spawns the server, opens the revision and checks the listing.
-    fn open(
+    pub fn open(
         command: &[String],
         env: &[(String, String)],
         log: &std::path::Path,
@@ -163,7 +186,8 @@ impl Session {
         })
     }
 
-    fn run(
+    /// One closed-loop run on this connection.
+    pub fn run(
         &mut self,
         template: &CallTemplate,
         concurrency: u64,

