@@ -5,7 +5,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use lean_beam_mcp::lean::{DEFAULT_LEAN_TIMEOUT, HostOptions, LeanHost, server_identity};
+use lean_beam_mcp::lean::{
+    DEFAULT_LEAN_TIMEOUT, DEFAULT_MAX_TWINS, HostOptions, LeanHost, server_identity,
+};
 use lean_beam_mcp::mcp::transport::{log_to_stderr, termination_signals};
 use lean_beam_mcp::mcp::{
     DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RUNNING_CALLS, ServerOptions, serve_stdio_until,
@@ -66,6 +68,13 @@ struct Cli {
           default_value_t = DEFAULT_LEAN_TIMEOUT.as_millis() as u64,
           value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
     lean_timeout_ms: u64,
+
+    /// Hidden twin documents (each one a Lean worker, as heavy as the file's imports) a
+    /// workspace keeps open for speculative runs; the least recently used idle one is closed
+    /// to make room.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TWINS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=64))]
+    max_twins: u64,
 }
 
 fn main() -> ExitCode {
@@ -91,6 +100,7 @@ fn main() -> ExitCode {
     let host_options = HostOptions {
         lake,
         lean_timeout: Duration::from_millis(cli.lean_timeout_ms),
+        max_twins: usize::try_from(cli.max_twins).unwrap_or(usize::MAX),
         ..HostOptions::default()
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

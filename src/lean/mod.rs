@@ -12,9 +12,11 @@ mod call;
 mod diagnostics;
 mod documents;
 mod error;
+mod handles;
 mod lsp;
 mod options;
 mod orphans;
+mod probe;
 mod process;
 mod progress;
 mod registry;
@@ -22,6 +24,7 @@ mod runtime;
 mod state;
 mod stats;
 pub mod tools;
+mod twins;
 mod workspace;
 
 use std::sync::Arc;
@@ -31,7 +34,7 @@ use serde_json::Value;
 
 use crate::mcp::{CallContext, ServerIdentity, ToolHost, ToolResult, ToolSpec};
 
-pub use options::{DEFAULT_LEAN_TIMEOUT, HostOptions};
+pub use options::{DEFAULT_LEAN_TIMEOUT, DEFAULT_MAX_TWINS, HostOptions};
 pub use orphans::adopt_orphans;
 use state::HostState;
 

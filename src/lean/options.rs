@@ -7,6 +7,8 @@ use std::time::Duration;
 /// The default bound on any single wait for Lean (a request, a barrier, the handshake): generous,
 /// since a first open may build dependencies; every such wait is also cancellable.
 pub const DEFAULT_LEAN_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// How many twin documents (each a Lean worker) a workspace keeps open for speculative runs.
+pub const DEFAULT_MAX_TWINS: usize = 2;
 /// How long a Lean server gets to shut down politely before its process group is killed.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
@@ -21,6 +23,8 @@ pub struct HostOptions {
     pub serve_args: Vec<String>,
     /// How long `shutdown`/`exit` may take before the process group is killed.
     pub shutdown_grace: Duration,
+    /// The bound on open twin documents per workspace.
+    pub max_twins: usize,
 }
 
 impl Default for HostOptions {
@@ -30,6 +34,7 @@ impl Default for HostOptions {
             lean_timeout: DEFAULT_LEAN_TIMEOUT,
             serve_args: Vec::new(),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
+            max_twins: DEFAULT_MAX_TWINS,
         }
     }
 }

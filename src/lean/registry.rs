@@ -13,8 +13,9 @@
 //! 4. [`Registry::evict`] removes a root's runtime and shuts it down (one still starting is
 //!    killed); [`Registry::shutdown_all`] and [`Registry::kill_all`] end every runtime at the
 //!    host's end, `kill_all` also those still starting and those being retired.
-//! 5. A workspace's document versions continue across its runtimes (restarts and evictions):
-//!    a version a caller saw is never reused for other text.
+//! 5. A workspace's document versions and runtime epochs continue across its runtimes (restarts
+//!    and evictions): a version a caller saw is never reused for other text, and an epoch never
+//!    names two runtimes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -43,7 +44,6 @@ enum SlotState {
 
 #[derive(Debug)]
 struct Slot {
-    epoch: u64,
     state: watch::Receiver<SlotState>,
 }
 
@@ -67,6 +67,8 @@ pub struct Registry {
     groups: Arc<Mutex<Vec<(WorkspaceRoot, GroupKiller)>>>,
     /// Each workspace's document versions, kept across its runtimes.
     versions: Mutex<HashMap<WorkspaceRoot, Arc<VersionMemory>>>,
+    /// Each workspace's last runtime epoch.
+    epochs: Mutex<HashMap<WorkspaceRoot, u64>>,
     stats: Arc<Stats>,
     first_start: Mutex<Option<Instant>>,
 }
@@ -79,6 +81,7 @@ impl Registry {
             slots: Mutex::default(),
             groups: Arc::default(),
             versions: Mutex::default(),
+            epochs: Mutex::default(),
             stats,
             first_start: Mutex::default(),
         }
@@ -92,36 +95,34 @@ impl Registry {
     pub async fn runtime(&self, root: &WorkspaceRoot) -> Result<Acquired, HostError> {
         let (state, started, note) = {
             let mut slots = self.lock();
-            let current = slots.get(root).map(|slot| (slot.epoch, slot.state.clone()));
+            let current = slots.get(root).map(|slot| slot.state.clone());
             match current {
-                None => (self.start(&mut slots, root, 1), Some(1), None),
-                Some((epoch, state)) => {
+                None => (self.start(&mut slots, root), Some(false), None),
+                Some(state) => {
                     let now = state.borrow().clone();
                     match now {
                         SlotState::Starting => (state, None, None),
-                        SlotState::Failed(_) => {
-                            let next = epoch + 1;
-                            (self.start(&mut slots, root, next), Some(next), None)
+                        SlotState::Failed(_) => (self.start(&mut slots, root), Some(true), None),
+                        SlotState::Ready(runtime) => {
+                            match replacement(&runtime, self.next_epoch(root)) {
+                                None => {
+                                    return Ok(Acquired {
+                                        runtime,
+                                        note: None,
+                                    });
+                                }
+                                Some(note) => {
+                                    tokio::spawn(async move { runtime.shutdown().await });
+                                    (self.start(&mut slots, root), Some(true), Some(note))
+                                }
+                            }
                         }
-                        SlotState::Ready(runtime) => match replacement(&runtime, epoch + 1) {
-                            None => {
-                                return Ok(Acquired {
-                                    runtime,
-                                    note: None,
-                                });
-                            }
-                            Some(note) => {
-                                tokio::spawn(async move { runtime.shutdown().await });
-                                let next = epoch + 1;
-                                (self.start(&mut slots, root, next), Some(next), Some(note))
-                            }
-                        },
                     }
                 }
             }
         };
-        if let Some(epoch) = started {
-            self.stats.session_started(root, epoch > 1);
+        if let Some(restart) = started {
+            self.stats.session_started(root, restart);
         }
         self.wait(state, note).await
     }
@@ -133,20 +134,21 @@ impl Registry {
         })
     }
 
+    /// The epoch the root's next runtime gets: epochs never repeat for a root, across drops
+    /// too, so a handle of an ended runtime is always recognised as such.
+    fn next_epoch(&self, root: &WorkspaceRoot) -> u64 {
+        lock(&self.epochs).get(root).map_or(1, |last| last + 1)
+    }
+
     fn start(
         &self,
         slots: &mut HashMap<WorkspaceRoot, Slot>,
         root: &WorkspaceRoot,
-        epoch: u64,
     ) -> watch::Receiver<SlotState> {
+        let epoch = self.next_epoch(root);
+        lock(&self.epochs).insert(root.clone(), epoch);
         let (tx, rx) = watch::channel(SlotState::Starting);
-        slots.insert(
-            root.clone(),
-            Slot {
-                epoch,
-                state: rx.clone(),
-            },
-        );
+        slots.insert(root.clone(), Slot { state: rx.clone() });
         lock(&self.first_start).get_or_insert_with(Instant::now);
         let options = self.options.clone();
         let memory = lock(&self.versions)

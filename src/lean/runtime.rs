@@ -34,6 +34,7 @@ use super::error::{HostError, code};
 use super::lsp::{LspClient, LspError};
 use super::options::HostOptions;
 use super::process::{GroupKiller, LeanProcess, StderrTail};
+use super::twins::{TwinDocument, TwinPool};
 use super::workspace::WorkspaceRoot;
 
 /// How long an error report waits for a dead server's last stderr lines.
@@ -100,6 +101,7 @@ pub struct Runtime {
     updates: tokio::sync::Mutex<()>,
     /// The configuration once the handshake completed.
     config: Option<ConfigStamp>,
+    twins: TwinPool,
 }
 
 impl Runtime {
@@ -118,6 +120,7 @@ impl Runtime {
                 .map_err(|e| HostError::new(code::RUNTIME_SETUP, e.message))?;
         on_spawn(process.killer());
         let documents = Arc::new(Documents::new(memory));
+        let twins = TwinPool::new(root.path(), options.max_twins);
         let client = LspClient::start(BufReader::new(stdout), stdin, documents.clone());
         let mut runtime = Runtime {
             tail: process.stderr_tail(),
@@ -128,6 +131,7 @@ impl Runtime {
             documents,
             updates: tokio::sync::Mutex::new(()),
             config: None,
+            twins,
             options,
         };
         let handshake = runtime
@@ -240,7 +244,20 @@ impl Runtime {
             .await
             .map_err(|e| HostError::invalid_params(format!("cannot read {}: {e}", path.display())))?
             .into();
-        let synced = match self.documents.get(&uri) {
+        Ok(self.apply_text(uri, text, true))
+    }
+
+    /// Gives Lean `text` as the whole of the document `uri`, a twin (see `twins`): opened on
+    /// first use, changed when it differs, untouched otherwise, never saved.
+    pub async fn set_text(&self, uri: Arc<str>, text: Arc<str>) -> Synced {
+        let _serialized = self.updates.lock().await;
+        self.apply_text(uri, text, false)
+    }
+
+    /// Brings Lean's copy of `uri` to `text` (call with updates serialized); a changed text is
+    /// also saved when `save` (so importers learn their imports are stale).
+    fn apply_text(&self, uri: Arc<str>, text: Arc<str>, save: bool) -> Synced {
+        match self.documents.get(&uri) {
             None => {
                 let document = self.documents.opened(uri.clone(), text.clone());
                 self.client.notify(
@@ -270,10 +287,12 @@ impl Runtime {
                         "contentChanges": [{"text": &*text}]
                     }),
                 );
-                self.client.notify(
-                    "textDocument/didSave",
-                    json!({"textDocument": {"uri": &*uri}}),
-                );
+                if save {
+                    self.client.notify(
+                        "textDocument/didSave",
+                        json!({"textDocument": {"uri": &*uri}}),
+                    );
+                }
                 Synced {
                     document,
                     changed: true,
@@ -287,8 +306,7 @@ impl Runtime {
                 document,
                 changed: false,
             },
-        };
-        Ok(synced)
+        }
     }
 
     /// Sends the version-bumped `didChange` that restarts a crashed worker (call with updates
@@ -316,11 +334,26 @@ impl Runtime {
         due && self.revive(uri).is_some()
     }
 
-    /// Closes a tracked document; `false` when it was not open.
+    /// Closes a tracked document, and its twin if it has one; `false` when it was not open.
     pub async fn close_document(&self, path: &Path) -> bool {
         let uri = file_uri(path);
+        if let Some(twin) = self.twins.remove(&uri) {
+            self.close_twin(&twin).await;
+        }
+        self.close_uri(&uri).await
+    }
+
+    /// Closes a twin in Lean and removes it from disk if it was written there.
+    pub async fn close_twin(&self, twin: &TwinDocument) {
+        self.close_uri(&twin.uri).await;
+        if let Some(path) = &twin.written {
+            let _ = tokio::fs::remove_file(path).await;
+        }
+    }
+
+    async fn close_uri(&self, uri: &str) -> bool {
         let _serialized = self.updates.lock().await;
-        let closed = self.documents.closed(&uri);
+        let closed = self.documents.closed(uri);
         if closed {
             self.client.notify(
                 "textDocument/didClose",
@@ -328,6 +361,11 @@ impl Runtime {
             );
         }
         closed
+    }
+
+    /// The twins of this runtime's documents.
+    pub fn twins(&self) -> &TwinPool {
+        &self.twins
     }
 
     /// Sends a request about `uri` whose params `params` builds from the document as it stands,
@@ -412,6 +450,11 @@ impl Runtime {
         }
         self.kill();
         self.client.close("the workspace was shut down");
+        for twin in self.twins.drain() {
+            if let Some(path) = &twin.written {
+                let _ = tokio::fs::remove_file(path).await;
+            }
+        }
     }
 
     async fn wait_exit(&self) {

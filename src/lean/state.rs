@@ -1,7 +1,9 @@
-//! What every tool of the Lean host shares: the options, the runtimes, the statistics.
+//! What every tool of the Lean host shares: the options, the runtimes, the statistics, the
+//! proof handles.
 
 use std::sync::Arc;
 
+use super::handles::HandleBook;
 use super::options::HostOptions;
 use super::registry::Registry;
 use super::stats::Stats;
@@ -15,6 +17,8 @@ pub struct HostState {
     pub registry: Registry,
     /// Per workspace and per operation.
     pub stats: Arc<Stats>,
+    /// The proof handles this process made.
+    pub handles: HandleBook,
 }
 
 impl HostState {
@@ -25,6 +29,7 @@ impl HostState {
             registry: Registry::new(options.clone(), stats.clone()),
             stats,
             options,
+            handles: HandleBook::new(),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! The tools of the Lean host's first part, as both families list them: exact schemas,
+//! The tools of the Lean host, as both families list them: exact schemas,
 //! descriptions and annotations, in the documented order.
 
 use serde_json::{Value, json};
@@ -27,6 +27,8 @@ fn both_families_list_the_lean_tools_in_order() {
             "beam_version",
             "beam_stats",
             "lean_drop_workspace",
+            "lean_run_at",
+            "lean_run_at_handle",
             "lean_hover",
             "lean_signature_help",
             "lean_definition",
@@ -34,6 +36,9 @@ fn both_families_list_the_lean_tools_in_order() {
             "lean_document_symbols",
             "lean_workspace_symbols",
             "lean_goals",
+            "lean_run_with",
+            "lean_run_with_linear",
+            "lean_release",
             "lean_update",
             "lean_sync",
             "lean_refresh",
@@ -62,6 +67,7 @@ fn read_only_and_idempotent_hints_follow_the_design() {
         let read_only = [
             "beam_version",
             "beam_stats",
+            "lean_run_at",
             "lean_hover",
             "lean_signature_help",
             "lean_definition",

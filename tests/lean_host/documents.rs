@@ -325,12 +325,10 @@ fn a_deleted_file_can_still_be_closed_and_its_refresh_says_why_it_cannot_reopen(
     let closed = lean.ok("lean_close", args(&project, path, json!({})));
     assert_eq!(closed["closed"], true);
     if !crate::harness::fake_only("a deleted file's didClose") {
-        let closes = lean
-            .received()
-            .iter()
-            .filter(|m| *m == "textDocument/didClose")
-            .count();
-        assert_eq!(closes, 1, "Lean let go of the deleted file");
+        lean.wait_received("the deleted file's didClose", |t| {
+            t["method"] == "textDocument/didClose"
+                && t["uri"].as_str().is_some_and(|u| u.ends_with("Doomed.lean"))
+        });
     }
     lean.server.finish_clean();
 }

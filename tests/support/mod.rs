@@ -75,6 +75,24 @@ pub fn call(name: &str, arguments: Value) -> Value {
     json!({"name": name, "arguments": arguments})
 }
 
+/// Proof handles (`lbh1.<payload>.<mac>`) are random per process: a transcript shows each as
+/// `[handle]`, while the test itself gets the real one.
+fn hide_handles(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(at) = rest.find("lbh1.") {
+        out.push_str(&rest[..at]);
+        out.push_str("[handle]");
+        let token = &rest[at..];
+        let len = token
+            .find(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.')))
+            .unwrap_or(token.len());
+        rest = &token[len..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Replaces machine-specific values with stable placeholders, in structured results and in the
 /// JSON text that mirrors them. `source_commit` and `source_dirty` are removed: whether they are
 /// present depends on whether the build ran in a git checkout.
@@ -272,7 +290,7 @@ impl McpProcess {
 
     /// Sends raw text followed by a newline, recorded as is.
     pub fn send_raw(&mut self, line: &str) {
-        let recorded = self.replaced(line);
+        let recorded = hide_handles(&self.replaced(line));
         self.transcript.push(format!("→ {recorded}"));
         self.write_bytes(format!("{line}\n").as_bytes());
     }
@@ -320,7 +338,8 @@ impl McpProcess {
         let mut value: Value = serde_json::from_str(&line)
             .unwrap_or_else(|e| panic!("the server wrote a line that is not JSON ({e}): {line:?}"));
         redact(&mut value);
-        self.transcript.push(format!("← {value}"));
+        self.transcript
+            .push(format!("← {}", hide_handles(&value.to_string())));
         Some(value)
     }
 

@@ -17,7 +17,9 @@
 use serde_json::{Value, json};
 
 use super::super::call::LeanCall;
+use super::super::documents::Document;
 use super::super::error::HostError;
+use super::super::runtime::Runtime;
 use super::super::state::HostState;
 use super::navigation::ask;
 use super::schema::{LeanTool, character, line, path, read_only, string_enum, version};
@@ -64,15 +66,7 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     let before = call.text("mode") == "before";
     let column = tactic_column(text, character, before);
     let asked = json!({"line": line, "character": column});
-    let answer = ask(
-        call,
-        &runtime,
-        &document,
-        "$/lean/plainGoal",
-        json!({"textDocument": {"uri": &*document.uri}, "position": asked}),
-    )
-    .await?;
-    let Some(goals) = answer.get("goals").and_then(Value::as_array) else {
+    let Some(goals) = plain_goals(call, &runtime, &document, asked.clone()).await? else {
         return Err(HostError::invalid_params(format!(
             "Lean has no proof goals at {line}:{character} ({} the tactic there, asked at \
              {line}:{column}): the position is not inside a tactic proof",
@@ -80,12 +74,27 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
         ))
         .with_data(json!({"position": position, "asked": asked})));
     };
-    let goals: Vec<Value> = goals
-        .iter()
-        .filter_map(Value::as_str)
-        .map(parse_goal)
-        .collect();
     Ok(json!({"mode": call.text("mode"), "position": asked, "goals": goals}))
+}
+
+/// Lean's goals at `position` of `document` (`$/lean/plainGoal`), in the goal shape; `None`
+/// when no tactic is there.
+pub async fn plain_goals(
+    call: &LeanCall<'_>,
+    runtime: &Runtime,
+    document: &Document,
+    position: Value,
+) -> Result<Option<Vec<Value>>, HostError> {
+    let params = json!({"textDocument": {"uri": &*document.uri}, "position": position});
+    let answer = ask(call, runtime, document, "$/lean/plainGoal", params).await?;
+    let goals = answer.get("goals").and_then(Value::as_array).map(|goals| {
+        goals
+            .iter()
+            .filter_map(Value::as_str)
+            .map(parse_goal)
+            .collect()
+    });
+    Ok(goals)
 }
 
 /// The UTF-16 column to ask Lean at, for the tactic around `character` on `line`.

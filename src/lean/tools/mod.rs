@@ -10,6 +10,7 @@ pub mod documents;
 pub mod goals;
 pub mod navigation;
 pub mod schema;
+pub mod speculative;
 pub mod version;
 mod wait;
 
@@ -27,8 +28,10 @@ use crate::mcp::{CallContext, ToolSpec};
 /// Every tool, in listing order.
 pub fn catalog() -> Vec<ToolSpec> {
     let mut tools = vec![version::spec(), admin::stats_spec(), admin::drop_spec()];
+    tools.extend(speculative::run_at_specs());
     tools.extend(navigation::specs());
     tools.push(goals::spec());
+    tools.extend(speculative::handle_specs());
     tools.extend(documents::specs());
     tools
 }
@@ -54,6 +57,11 @@ pub async fn dispatch(
             let recorded = Recorded::new(state, &call.root, tool);
             let result = match tool {
                 goals::GOALS => goals::call(state, &mut call).await,
+                speculative::RUN_AT
+                | speculative::RUN_AT_HANDLE
+                | speculative::RUN_WITH
+                | speculative::RUN_WITH_LINEAR
+                | speculative::RELEASE => speculative::call(tool, state, &mut call).await,
                 documents::UPDATE | documents::SYNC | documents::REFRESH | documents::CLOSE => {
                     documents::call(tool, state, &mut call).await
                 }

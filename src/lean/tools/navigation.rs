@@ -21,6 +21,7 @@ use super::super::error::{HostError, code};
 use super::super::progress::LiveDiagnostics;
 use super::super::runtime::{Runtime, uri_path};
 use super::super::state::HostState;
+use super::super::twins::TwinPool;
 use super::schema::{LeanTool, character, line, path, read_only, version};
 use super::wait::watched;
 use crate::mcp::{Execution, StatusNotice, ToolSpec};
@@ -129,7 +130,25 @@ pub async fn call(
                 &call.cancel,
             )
             .await?;
-        return Ok(json!({"result": list(answer)}));
+        let Value::Array(symbols) = list(answer) else {
+            unreachable!("list always gives an array")
+        };
+        let mut shown = Vec::new();
+        for mut symbol in symbols {
+            let uri = symbol.pointer("/location/uri").cloned().unwrap_or_default();
+            let range = symbol
+                .pointer("/location/range")
+                .cloned()
+                .unwrap_or_default();
+            let Some(uri) = untwinned(runtime.twins(), uri, &range) else {
+                continue;
+            };
+            symbol["location"]["uri"] = uri;
+            if !shown.contains(&symbol) {
+                shown.push(symbol);
+            }
+        }
+        return Ok(json!({ "result": shown }));
     }
     let synced = call.document(&runtime).await?;
     let document = synced.document;
@@ -167,7 +186,7 @@ pub async fn call(
             Value::Null => json!({"result": null}),
             object => object,
         },
-        DEFINITION | REFERENCES => json!({"result": locations(answer, call)}),
+        DEFINITION | REFERENCES => json!({"result": locations(answer, call, &runtime)}),
         _ => json!({"result": list(answer)}),
     })
 }
@@ -195,33 +214,54 @@ fn list(answer: Value) -> Value {
     }
 }
 
-/// `Location`, `Location[]` or `LocationLink[]` as `Location[]`, each with its `path`.
-fn locations(answer: Value, call: &LeanCall<'_>) -> Value {
+/// The URI to show for a location Lean gave: its own, the real file's for a twin's location
+/// before the probe, or `None` to drop it (see `twins`).
+fn untwinned(twins: &TwinPool, uri: Value, range: &Value) -> Option<Value> {
+    let end = |field: &str| {
+        let value = range.pointer(&format!("/end/{field}"));
+        value.and_then(Value::as_u64).unwrap_or(0) as u32
+    };
+    let Some(text) = uri.as_str() else {
+        return Some(uri);
+    };
+    match twins.real_location(text, (end("line"), end("character"))) {
+        None => Some(uri),
+        Some(real) => real.map(|real| json!(&*real)),
+    }
+}
+
+/// `Location`, `Location[]` or `LocationLink[]` as `Location[]`, each with its `path`; a twin's
+/// locations are mapped to the real file or dropped, without repeats.
+fn locations(answer: Value, call: &LeanCall<'_>, runtime: &Runtime) -> Value {
     let Value::Array(items) = list(answer) else {
         return json!([]);
     };
-    let located: Vec<Value> = items
-        .into_iter()
-        .filter_map(|item| {
-            let (uri, range) = match item.get("targetUri") {
-                Some(uri) => (
-                    uri.clone(),
-                    item.get("targetSelectionRange")
-                        .or_else(|| item.get("targetRange"))
-                        .cloned()?,
-                ),
-                None => (item.get("uri")?.clone(), item.get("range")?.clone()),
-            };
-            let mut location = json!({"uri": uri, "range": range});
-            if let Some(file) = uri.as_str().and_then(uri_path) {
-                let shown = file
-                    .strip_prefix(call.root.path())
-                    .map(|relative| relative.to_path_buf())
-                    .unwrap_or(file);
-                location["path"] = json!(shown.display().to_string());
-            }
-            Some(location)
-        })
-        .collect();
+    let mut located: Vec<Value> = Vec::new();
+    let all = items.into_iter().filter_map(|item| {
+        let (uri, range) = match item.get("targetUri") {
+            Some(uri) => (
+                uri.clone(),
+                item.get("targetSelectionRange")
+                    .or_else(|| item.get("targetRange"))
+                    .cloned()?,
+            ),
+            None => (item.get("uri")?.clone(), item.get("range")?.clone()),
+        };
+        let uri = untwinned(runtime.twins(), uri, &range)?;
+        let mut location = json!({"uri": uri, "range": range});
+        if let Some(file) = uri.as_str().and_then(uri_path) {
+            let shown = file
+                .strip_prefix(call.root.path())
+                .map(|relative| relative.to_path_buf())
+                .unwrap_or(file);
+            location["path"] = json!(shown.display().to_string());
+        }
+        Some(location)
+    });
+    for location in all {
+        if !located.contains(&location) {
+            located.push(location);
+        }
+    }
     Value::Array(located)
 }

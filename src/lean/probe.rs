@@ -1,0 +1,346 @@
+//! The text of a speculative run, and what its result keeps of Lean's answer. Pure: no Lean,
+//! no I/O.
+//!
+//! Contract:
+//! 1. A twin's text is the real text before the anchor, byte for byte (so Lean reuses every
+//!    snapshot before it), then the probe steps, then a newline (and in tactic mode the block's
+//!    indentation, where the goals after the probe are asked for); nothing of the real text
+//!    after the anchor (the run sees the state at the anchor, nothing later).
+//! 2. In a proof (tactic mode) the steps form one tactic block at the anchor: a step's later
+//!    lines keep their relative indentation under the block's column; after code on the
+//!    anchor's line the first step follows a `;` (or a space after `by`). Between commands
+//!    (command mode) each step starts on a line of its own.
+//! 3. Command mode runs one command: text with more than one top-level command (a line starting
+//!    in column 0 that does not continue the one before) is refused before Lean is asked.
+//! 4. The run's messages are the twin's diagnostics that start at or after the probe's first
+//!    character (what the prefix or the cut-off rest of the declaration causes, such as the
+//!    enclosing `by`'s `unsolved goals`, starts before it); information messages that are
+//!    `[class]` traces go to `traces`.
+
+use serde_json::{Value, json};
+
+use super::diagnostics::Diagnostic;
+
+/// The message of a refused multi-command text starts with this.
+pub const ONE_COMMAND_ONLY: &str = "runAtSupportsOneCommandOnly";
+
+/// A twin's text, and where the probe lies in it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TwinText {
+    /// The whole text.
+    pub text: String,
+    /// The probe's first character, as an LSP position.
+    pub start: (u32, u32),
+    /// Where to ask for the goals after the probe (tactic mode): the end of the text, which is
+    /// the probe's trailing whitespace, at the block's column.
+    pub end: (u32, u32),
+}
+
+/// Builds the twin text for `steps` run at byte `anchor` of `real` (see the contract).
+pub fn twin_text(real: &str, anchor: usize, steps: &[String], tactic: bool) -> TwinText {
+    let prefix = &real[..anchor];
+    let line_start = prefix.rfind('\n').map_or(0, |i| i + 1);
+    let before = &prefix[line_start..];
+    let blank_before = before.trim().is_empty();
+    let after_by = ends_with_by(before);
+    let indent = if blank_before {
+        before.to_owned()
+    } else if tactic && after_by {
+        // `by` then the probe: the block starts where the probe does.
+        " ".repeat(before.trim_end().chars().count() + 1)
+    } else if tactic {
+        " ".repeat(block_column(before))
+    } else {
+        String::new()
+    };
+    let mut text = String::from(prefix);
+    if !blank_before {
+        if tactic && after_by {
+            text.truncate(text.trim_end().len());
+        }
+        text.push_str(match (tactic, after_by) {
+            (true, true) => " ",
+            (true, false) => "; ",
+            (false, _) => "\n",
+        });
+    }
+    let start = position_at(&text, text.len());
+    for (n, step) in steps.iter().enumerate() {
+        if n > 0 {
+            text.push('\n');
+            if tactic {
+                text.push_str(&indent);
+            }
+        }
+        for (i, line) in step.trim_end().split('\n').enumerate() {
+            if i > 0 {
+                text.push('\n');
+                if tactic && !line.trim().is_empty() {
+                    text.push_str(&indent);
+                }
+            }
+            text.push_str(line.trim_end_matches('\r'));
+        }
+    }
+    text.truncate(text.trim_end().len());
+    text.push('\n');
+    if tactic {
+        // Goals are asked for in the probe's trailing whitespace at the block's column: after
+        // a bullet or a nested block that is the state after it, not inside its last branch.
+        text.push_str(&indent);
+    }
+    let end = position_at(&text, text.len());
+    TwinText { text, start, end }
+}
+
+/// The column a tactic block on this line (before the anchor) starts at: after its last `by`,
+/// else at its indentation.
+fn block_column(before: &str) -> usize {
+    let words: Vec<(usize, &str)> = before
+        .match_indices(|c: char| !c.is_whitespace())
+        .map(|(i, _)| i)
+        .map(|i| (i, &before[i..]))
+        .collect();
+    let by = words.iter().rev().find(|(i, rest)| {
+        rest.starts_with("by")
+            && rest[2..].chars().next().is_none_or(char::is_whitespace)
+            && (*i == 0 || before[..*i].ends_with(char::is_whitespace))
+    });
+    match by {
+        Some((i, _)) => {
+            let after = &before[i + 2..];
+            let skipped = after.len() - after.trim_start().len();
+            (before[..i + 2 + skipped]).chars().count()
+        }
+        None => before.len() - before.trim_start().len(),
+    }
+}
+
+fn ends_with_by(before: &str) -> bool {
+    let trimmed = before.trim_end();
+    trimmed
+        .strip_suffix("by")
+        .is_some_and(|head| head.is_empty() || head.ends_with(char::is_whitespace))
+}
+
+/// The LSP position (UTF-16) of byte `offset` of `text`.
+pub fn position_at(text: &str, offset: usize) -> (u32, u32) {
+    let head = &text[..offset];
+    let line = head.matches('\n').count();
+    let line_start = head.rfind('\n').map_or(0, |i| i + 1);
+    let character = head[line_start..].encode_utf16().count();
+    (line as u32, character as u32)
+}
+
+/// The byte offset of an LSP position already checked to lie inside `text`.
+pub fn offset_of(text: &str, line: u32, character: u32) -> usize {
+    let mut start = 0;
+    for _ in 0..line {
+        match text[start..].find('\n') {
+            Some(i) => start += i + 1,
+            None => return text.len(),
+        }
+    }
+    let mut units = 0;
+    for (i, c) in text[start..].char_indices() {
+        if units >= character as usize || c == '\n' {
+            return start + i;
+        }
+        units += c.len_utf16();
+    }
+    text.len()
+}
+
+/// In command mode, the line numbers (0-based, in `text`) of every top-level command after the
+/// first, if there are any: the text is then refused (see the contract).
+pub fn extra_commands(text: &str) -> Vec<usize> {
+    let mut starts = Vec::new();
+    let mut in_comment = false;
+    let mut joins_next = false;
+    for (n, line) in text.lines().enumerate() {
+        let code = line.trim_end();
+        if in_comment {
+            in_comment = !code.contains("-/");
+            continue;
+        }
+        let trimmed = code.trim_start();
+        if trimmed.is_empty() || trimmed.starts_with("--") {
+            continue;
+        }
+        if trimmed.starts_with("/-") {
+            in_comment = !trimmed.contains("-/");
+            continue;
+        }
+        let at_column_0 = code.len() == trimmed.len();
+        let continues = ["|", "where", "deriving", ")", "]", "}", "with", ":="]
+            .iter()
+            .any(|c| trimmed.starts_with(c));
+        if at_column_0 && !continues && !joins_next {
+            starts.push(n);
+        }
+        // An attribute alone on its line belongs to the command below it.
+        joins_next = at_column_0 && trimmed.starts_with("@[") && trimmed.ends_with(']');
+    }
+    starts.into_iter().skip(1).collect()
+}
+
+/// The message that refuses a multi-command text.
+pub fn one_command_message(extra: &[usize]) -> String {
+    let lines: Vec<String> = extra.iter().map(|l| (l + 1).to_string()).collect();
+    format!(
+        "{ONE_COMMAND_ONLY}: a run takes one command, and this text starts another on line {} \
+         of the text; run them one at a time, continuing with lean_run_at_handle and \
+         lean_run_with",
+        lines.join(", ")
+    )
+}
+
+/// The run's result fields from the twin's diagnostics (see the contract): `(success,
+/// messages, traces)`.
+pub fn outcome(diagnostics: &[Diagnostic], start: (u32, u32)) -> (bool, Vec<Value>, Vec<String>) {
+    let mut messages = Vec::new();
+    let mut traces = Vec::new();
+    let mut success = true;
+    for diagnostic in diagnostics {
+        let at = |field: &str| {
+            let value = diagnostic.raw.pointer(&format!("/range/start/{field}"));
+            value.and_then(Value::as_u64).unwrap_or(0) as u32
+        };
+        if (at("line"), at("character")) < start {
+            continue;
+        }
+        let severity = match diagnostic.severity {
+            Some(1) => "error",
+            Some(2) => "warning",
+            _ => "information",
+        };
+        if severity == "error" {
+            success = false;
+        }
+        if severity == "information" && is_trace(&diagnostic.message) {
+            traces.push(diagnostic.message.clone());
+        } else {
+            messages.push(json!({"severity": severity, "text": diagnostic.message}));
+        }
+    }
+    (success, messages, traces)
+}
+
+/// `[Meta.synthInstance] …`: a trace class in brackets, then the trace.
+fn is_trace(message: &str) -> bool {
+    message
+        .strip_prefix('[')
+        .and_then(|rest| rest.split_once(']'))
+        .is_some_and(|(class, _)| {
+            !class.is_empty()
+                && class.split('.').all(|part| {
+                    !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+                })
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn steps(texts: &[&str]) -> Vec<String> {
+        texts.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    const PROOF: &str =
+        "theorem t (p : Prop) (h : p) : p := by\n  intro\n  exact h\n\ndef after := 1\n";
+
+    #[test]
+    fn a_tactic_probe_replaces_what_follows_the_anchor() {
+        let anchor = offset_of(PROOF, 2, 2);
+        let twin = twin_text(PROOF, anchor, &steps(&["exact h"]), true);
+        assert_eq!(
+            twin.text,
+            "theorem t (p : Prop) (h : p) : p := by\n  intro\n  exact h\n  "
+        );
+        assert_eq!((twin.start, twin.end), ((2, 2), (3, 2)));
+        assert!(
+            twin.text.starts_with(&PROOF[..anchor]),
+            "the prefix is byte-identical"
+        );
+    }
+
+    #[test]
+    fn later_lines_and_later_steps_stay_in_the_block() {
+        let anchor = offset_of(PROOF, 1, 2);
+        let twin = twin_text(
+            PROOF,
+            anchor,
+            &steps(&["constructor\n  · exact h", "rfl"]),
+            true,
+        );
+        assert_eq!(
+            twin.text,
+            "theorem t (p : Prop) (h : p) : p := by\n  constructor\n    · exact h\n  rfl\n  "
+        );
+        assert_eq!(twin.end, (4, 2));
+    }
+
+    #[test]
+    fn after_code_on_the_line_the_probe_follows_a_separator() {
+        let line = "example : True := by trivial";
+        let at_end = twin_text(line, line.len(), &steps(&["done", "skip"]), true);
+        assert_eq!(
+            at_end.text,
+            "example : True := by trivial; done\n                     skip\n                     "
+        );
+        let after_by = twin_text("example : True := by", 20, &steps(&["trivial"]), true);
+        assert_eq!(
+            after_by.text,
+            "example : True := by trivial\n                     "
+        );
+        let command = twin_text("def a := 1", 10, &steps(&["#check a"]), false);
+        assert_eq!(command.text, "def a := 1\n#check a\n");
+        assert_eq!(command.start, (1, 0));
+    }
+
+    #[test]
+    fn positions_are_utf16() {
+        let text = "def 𝓝 := 1\nx";
+        assert_eq!(position_at(text, text.find(':').unwrap()), (0, 7));
+        assert_eq!(offset_of(text, 0, 7), text.find(':').unwrap());
+        assert_eq!(offset_of(text, 1, 1), text.len());
+        assert_eq!(offset_of(text, 0, 99), text.find('\n').unwrap());
+    }
+
+    #[test]
+    fn one_command_only() {
+        assert!(extra_commands("def a := 1").is_empty());
+        assert!(extra_commands("@[simp]\ntheorem a : True := by\n  trivial").is_empty());
+        assert!(
+            extra_commands("inductive T\n| a\n| b\nderiving Repr\n-- note\n/- x\ny -/").is_empty()
+        );
+        assert_eq!(extra_commands("def a := 1\n\n#eval a\n#check a"), [2, 3]);
+        assert!(one_command_message(&[2]).starts_with("runAtSupportsOneCommandOnly: "));
+    }
+
+    #[test]
+    fn messages_before_the_probe_are_not_the_probes() {
+        let at = |line: u32, text: &str, severity: u64| {
+            Diagnostic::new(json!({"severity": severity, "message": text,
+                "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 1}}}))
+        };
+        let diagnostics = [
+            at(0, "unsolved goals\n⊢ p", 1),
+            at(2, "[Meta.synthInstance] ✅️ Nat", 3),
+            at(2, "Try this: simp", 3),
+            at(3, "unused variable", 2),
+        ];
+        let (success, messages, traces) = outcome(&diagnostics, (2, 0));
+        assert!(success);
+        assert_eq!(traces, ["[Meta.synthInstance] ✅️ Nat"]);
+        assert_eq!(
+            messages,
+            [
+                json!({"severity": "information", "text": "Try this: simp"}),
+                json!({"severity": "warning", "text": "unused variable"})
+            ]
+        );
+        assert!(!outcome(&[at(2, "type mismatch", 1)], (2, 0)).0);
+    }
+}

@@ -1,0 +1,451 @@
+//! Speculative runs (`lean_run_at`, `lean_run_at_handle`, `lean_run_with`,
+//! `lean_run_with_linear`, `lean_release`): tactic and command mode, the one-command rule,
+//! handle chains and every handle error, twins that never touch the user's document or leak,
+//! what a warm run costs Lean, concurrency, and the Lake behaviour that needs twins on disk.
+
+use serde_json::{Value, json};
+
+use crate::harness::{Lean, Project, args};
+use crate::support::{call, request};
+
+const BASIC: &str = "Fixture/Basic.lean";
+/// `theorem and_swap (p q : Prop) (hp : p) (hq : q) : q ∧ p := by` is on line 22; its first
+/// tactic, `constructor`, on line 23 at column 2.
+const AND_SWAP_BODY: u64 = 23;
+
+fn run_at(project: &Project, version: &Value, line: u64, character: u64, text: &str) -> Value {
+    args(
+        project,
+        BASIC,
+        json!({"version": version, "line": line, "character": character, "text": text}),
+    )
+}
+
+fn run_with(project: &Project, handle: &Value, text: &str) -> Value {
+    args(project, BASIC, json!({"handle": handle, "text": text}))
+}
+
+fn targets(result: &Value) -> Vec<String> {
+    result["proof_state"]["goals"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no proof state: {result}"))
+        .iter()
+        .map(|g| g["target"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The messages Lean received about one URI (by a part of it), as method names.
+fn received_for(lean: &Lean, uri_part: &str) -> Vec<String> {
+    lean.trace()
+        .iter()
+        .filter(|t| t["dir"] == "in" && t["uri"].as_str().is_some_and(|u| u.contains(uri_part)))
+        .map(|t| t["method"].as_str().unwrap_or("response").to_owned())
+        .collect()
+}
+
+#[test]
+fn a_tactic_run_answers_the_goals_after_it_and_touches_nothing() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let synced = lean.ok(
+        "lean_sync",
+        args(&project, BASIC, json!({"diagnostic_scope": "all"})),
+    );
+    let version = synced["version"].clone();
+    let ran = lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "constructor"),
+    );
+    assert_eq!(ran["success"], true, "{ran}");
+    assert_eq!(targets(&ran), ["q", "p"]);
+    assert_eq!(
+        ran["next_handle"],
+        Value::Null,
+        "lean_run_at keeps no state"
+    );
+    // The same position, in the indentation: the tactic that starts the line.
+    let indented = lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 0, "constructor"),
+    );
+    assert_eq!(targets(&indented), ["q", "p"]);
+    let closed = lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "exact ⟨hq, hp⟩"),
+    );
+    assert_eq!(closed["proof_state"], json!({"goals": []}), "{closed}");
+    let failed = lean.ok(
+        "lean_run_at",
+        run_at(
+            &project,
+            &version,
+            AND_SWAP_BODY,
+            2,
+            "exact hp -- fake: error \"type mismatch\"",
+        ),
+    );
+    assert_eq!(failed["success"], false);
+    assert_eq!(
+        failed["messages"],
+        json!([{"severity": "error", "text": "type mismatch"}])
+    );
+    assert_eq!(failed["proof_state"], Value::Null);
+    // The user's document and file are as they were.
+    let again = lean.ok(
+        "lean_sync",
+        args(&project, BASIC, json!({"diagnostic_scope": "all"})),
+    );
+    assert_eq!(again["version"], version);
+    assert_eq!(again["diagnostics"], synced["diagnostics"]);
+    assert_eq!(
+        project.read(BASIC),
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/lean-project/Fixture/Basic.lean")
+        )
+        .unwrap()
+    );
+    assert!(
+        !project.root().join("Fixture/Basic.beam-twin.lean").exists(),
+        "a twin is never written beside the file"
+    );
+    crate::harness::snapshot("run_at_tactic", lean.server.finish_clean());
+}
+
+#[test]
+fn multi_line_runs_and_command_runs() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    let block = lean.ok(
+        "lean_run_at",
+        run_at(
+            &project,
+            &version,
+            AND_SWAP_BODY,
+            2,
+            "constructor\n· exact hq\n· exact hp",
+        ),
+    );
+    assert_eq!(block["success"], true, "{block}");
+    assert_eq!(block["proof_state"], json!({"goals": []}));
+    // Between commands (the blank line after and_swap's proof): one command.
+    let command = lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, 26, 0, "#check and_swap"),
+    );
+    assert_eq!(command["success"], true, "{command}");
+    assert_eq!(command["proof_state"], Value::Null);
+    assert_eq!(command["messages"][0]["severity"], "information");
+    assert!(
+        command["messages"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("and_swap"),
+        "{command}"
+    );
+    let two = lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, 26, 0, "def a := 1\n\ndef b := 2"),
+    );
+    assert_eq!(two["success"], false);
+    let message = two["messages"][0]["text"].as_str().unwrap();
+    assert!(
+        message.starts_with("runAtSupportsOneCommandOnly: "),
+        "{message}"
+    );
+    let outside = lean.fails(
+        "lean_run_at",
+        run_at(&project, &version, 999, 0, "rfl"),
+        "invalidParams",
+    );
+    assert!(
+        outside["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside the document")
+    );
+    let stale = lean.fails(
+        "lean_run_at",
+        run_at(&project, &json!(99), AND_SWAP_BODY, 2, "rfl"),
+        "contentModified",
+    );
+    assert_eq!(stale["data"]["reason"], "documentVersionMismatch");
+    crate::harness::snapshot("run_at_command", lean.server.finish_clean());
+}
+
+#[test]
+fn handles_chain_and_linear_runs_consume_them() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    let first = lean.ok(
+        "lean_run_at_handle",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "constructor"),
+    );
+    let h1 = first["next_handle"].clone();
+    assert!(h1.is_object(), "{first}");
+    let second = lean.ok("lean_run_with", run_with(&project, &h1, "· exact hq"));
+    assert_eq!(targets(&second), ["p"]);
+    let h2 = second["next_handle"].clone();
+    let third = lean.ok("lean_run_with", run_with(&project, &h2, "· exact hp"));
+    assert_eq!(third["proof_state"], json!({"goals": []}));
+    // run_with kept its parent: h1 still works.
+    let again = lean.ok("lean_run_with", run_with(&project, &h1, "· exact hq"));
+    assert_eq!(targets(&again), ["p"]);
+    // A linear run consumes its handle, on success...
+    let linear = lean.ok(
+        "lean_run_with_linear",
+        run_with(&project, &h2, "· exact hp"),
+    );
+    assert_eq!(linear["success"], true);
+    let consumed = lean.fails(
+        "lean_run_with",
+        run_with(&project, &h2, "· exact hp"),
+        "invalidParams",
+    );
+    assert_eq!(consumed["data"]["reason"], "handleConsumed");
+    // ... and on failure, which makes no new handle.
+    let h3 = again["next_handle"].clone();
+    let failed = lean.ok(
+        "lean_run_with_linear",
+        run_with(&project, &h3, "· exact hq -- fake: error \"type mismatch\""),
+    );
+    assert_eq!(failed["success"], false);
+    assert_eq!(failed["next_handle"], Value::Null);
+    let consumed = lean.fails(
+        "lean_run_with_linear",
+        run_with(&project, &h3, "· exact hp"),
+        "invalidParams",
+    );
+    assert_eq!(consumed["data"]["reason"], "handleConsumed");
+    // A release forgets a handle; releasing or using it again says so.
+    let released = lean.ok("lean_release", args(&project, BASIC, json!({"handle": h1})));
+    assert_eq!(released["result"], Value::Null);
+    for tool in ["lean_release", "lean_run_with"] {
+        let mut arguments = run_with(&project, &h1, "rfl");
+        if tool == "lean_release" {
+            arguments.as_object_mut().unwrap().remove("text");
+        }
+        let error = lean.fails(tool, arguments, "invalidParams");
+        assert_eq!(error["data"]["reason"], "handleReleased");
+    }
+    crate::harness::snapshot("handles", lean.server.finish_clean());
+}
+
+#[test]
+fn every_wrong_handle_gets_its_own_error() {
+    let project = Project::fixture();
+    let other = Project::fixture();
+    let mut lean = Lean::start(&[&project, &other], &[], &[]);
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    let made = lean.ok(
+        "lean_run_at_handle",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "constructor"),
+    );
+    let handle = made["next_handle"].clone();
+    let mut check = |arguments: Value, code: &str, reason: &str| {
+        let error = lean.fails("lean_run_with", arguments, code);
+        assert_eq!(error["data"]["reason"], reason, "{error}");
+    };
+    let token = handle["handle"].as_str().unwrap();
+    let forged = json!({"handle": format!("{}x", token)});
+    check(
+        run_with(&project, &forged, "rfl"),
+        "invalidParams",
+        "handleForged",
+    );
+    check(
+        run_with(&project, &json!({"anything": 1}), "rfl"),
+        "invalidParams",
+        "handleForged",
+    );
+    let mut elsewhere = run_with(&other, &handle, "rfl");
+    elsewhere["path"] = json!(BASIC);
+    check(elsewhere, "invalidParams", "handleForeignWorkspace");
+    let mut other_file = run_with(&project, &handle, "rfl");
+    other_file["path"] = json!("Fixture/Uses.lean");
+    check(other_file, "invalidParams", "handleForeignDocument");
+    // The file changed on disk: the handle's state no longer exists.
+    let text = project.read(BASIC);
+    project.write(BASIC, &format!("{text}\n-- edited\n"));
+    check(
+        run_with(&project, &handle, "rfl"),
+        "contentModified",
+        "handleStale",
+    );
+    project.write(BASIC, &text);
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    let fresh = lean.ok(
+        "lean_run_at_handle",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "constructor"),
+    )["next_handle"]
+        .clone();
+    // A drop ends the runtime the handle belongs to; the next one is another.
+    lean.ok(
+        "lean_drop_workspace",
+        json!({"workspace": project.descriptor()}),
+    );
+    let error = lean.fails(
+        "lean_run_with",
+        run_with(&project, &fresh, "rfl"),
+        "contentModified",
+    );
+    assert_eq!(error["data"]["reason"], "handleSessionEnded", "{error}");
+    lean.server.finish_clean();
+    // Another process never accepts this one's handles.
+    let mut second = Lean::start(&[&project], &[], &[]);
+    second.ok("lean_sync", args(&project, BASIC, json!({})));
+    let error = second.fails(
+        "lean_run_with",
+        run_with(&project, &fresh, "rfl"),
+        "invalidParams",
+    );
+    assert_eq!(error["data"]["reason"], "handleForeignProcess");
+    second.server.finish_clean();
+    project.wait_no_processes();
+}
+
+#[test]
+fn a_warm_run_sends_lean_one_did_change_and_no_did_open() {
+    if crate::harness::fake_only("a_warm_run_sends_lean_one_did_change_and_no_did_open") {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "constructor"),
+    );
+    let cold = received_for(&lean, "beam-twin");
+    assert_eq!(
+        cold.iter().filter(|m| *m == "textDocument/didOpen").count(),
+        1
+    );
+    lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "exact ⟨hq, hp⟩"),
+    );
+    let warm = &received_for(&lean, "beam-twin")[cold.len()..];
+    let count = |m: &str| warm.iter().filter(|w| *w == m).count();
+    assert_eq!(count("textDocument/didOpen"), 0, "{warm:?}");
+    assert_eq!(count("textDocument/didChange"), 1, "{warm:?}");
+    assert!(
+        received_for(&lean, "Basic.lean")
+            .iter()
+            .all(|m| m != "textDocument/didChange"),
+        "the user's document is never edited"
+    );
+    // Closing the file closes its twin: no hidden worker is left behind.
+    lean.ok("lean_close", args(&project, BASIC, json!({})));
+    lean.wait_received("the twin's didClose", |t| {
+        t["method"] == "textDocument/didClose"
+            && t["uri"].as_str().is_some_and(|u| u.contains("beam-twin"))
+    });
+    lean.server.finish_clean();
+}
+
+#[test]
+fn runs_on_one_document_queue_and_runs_on_two_run_together() {
+    if crate::harness::fake_only("runs_on_one_document_queue_and_runs_on_two_run_together") {
+        return;
+    }
+    let project = Project::fixture();
+    let other = "Fixture/Other.lean";
+    project.write(
+        other,
+        "theorem other_swap (p q : Prop) (hp : p) (hq : q) : q ∧ p := by\n  constructor\n  · exact hq\n  · exact hp\n",
+    );
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    let other_version = lean.ok("lean_sync", args(&project, other, json!({})))["version"].clone();
+    let probe = |id: i64, path: &str, version: &Value, line: u64, text: &str| {
+        request(
+            id,
+            "tools/call",
+            call(
+                "lean_run_at",
+                args(
+                    &project,
+                    path,
+                    json!({"version": version, "line": line, "character": 2, "text": text}),
+                ),
+            ),
+        )
+    };
+    // Two files at once: both runs reach their gates together.
+    lean.server.send(&probe(
+        101,
+        BASIC,
+        &version,
+        AND_SWAP_BODY,
+        "constructor -- fake: gate basic",
+    ));
+    lean.server.send(&probe(
+        102,
+        other,
+        &other_version,
+        1,
+        "constructor -- fake: gate other",
+    ));
+    lean.gate_entered("basic");
+    lean.gate_entered("other");
+    // A second run on the first file waits for the first run's twin.
+    lean.server.send(&probe(
+        103,
+        BASIC,
+        &version,
+        AND_SWAP_BODY,
+        "exact ⟨hq, hp⟩",
+    ));
+    lean.open_gate("other");
+    let answer = lean.server.response(&json!(102));
+    assert_eq!(targets(&answer["result"]["structuredContent"]), ["q", "p"]);
+    lean.open_gate("basic");
+    let first = lean.server.response(&json!(101));
+    assert_eq!(
+        targets(&first["result"]["structuredContent"]),
+        ["q", "p"],
+        "{first}"
+    );
+    let third = lean.server.response(&json!(103));
+    assert_eq!(
+        third["result"]["structuredContent"]["proof_state"],
+        json!({"goals": []}),
+        "{third}"
+    );
+    lean.server.finish_clean();
+}
+
+#[test]
+fn a_lake_that_cannot_set_up_a_missing_file_gets_twins_on_disk() {
+    if crate::harness::fake_only("a_lake_that_cannot_set_up_a_missing_file_gets_twins_on_disk") {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[("FAKE_LEAN_TWIN", "fail")]);
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    let ran = lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "constructor"),
+    );
+    assert_eq!(ran["success"], true, "{ran}");
+    assert_eq!(targets(&ran), ["q", "p"]);
+    let on_disk = project.root().join(".lake/beam/twins/Fixture/Basic.lean");
+    assert!(on_disk.exists(), "the twin lives in the build directory");
+    // Twins never show up among the workspace's symbols or references.
+    let symbols = lean.ok(
+        "lean_workspace_symbols",
+        json!({"workspace": project.descriptor(), "query": "and_swap"}),
+    );
+    let shown = symbols.to_string();
+    assert!(
+        !shown.contains("beam-twin") && !shown.contains(".lake/beam"),
+        "{shown}"
+    );
+    assert_eq!(symbols["result"].as_array().unwrap().len(), 1, "{symbols}");
+    lean.ok("lean_close", args(&project, BASIC, json!({})));
+    assert!(!on_disk.exists(), "closing the file removes its twin");
+    lean.server.finish_clean();
+}
