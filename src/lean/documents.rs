@@ -2,11 +2,13 @@
 //!
 //! Contract:
 //! 1. Versions. A document has a *version* (what callers see: one more each time its text on
-//!    disk changes, never reused, also across a close and a reopen and across restarts of Lean,
-//!    which share the workspace's [`VersionMemory`]) and an *LSP version* (what Lean sees: the
-//!    version, plus one for each revival of a crashed worker with unchanged text). Both only
-//!    increase; a reopened document's LSP version is above its earlier life's, so a late
-//!    publish for that life is never taken for the new one.
+//!    disk changes; never reused for other text, also across a close and a reopen and across
+//!    restarts of Lean, which share the workspace's [`VersionMemory`]; a reopen of the same
+//!    text keeps its version, so closing a document to save Lean's memory, or restarting Lean,
+//!    is invisible to a caller holding it) and an *LSP version* (what Lean sees: above every
+//!    earlier one of the document, one more for each change, reopen or revival of a crashed
+//!    worker). Both only increase, so a late publish for an earlier life is never taken for the
+//!    new one.
 //! 2. Notifications are applied in arrival order, as the client's reader delivers them. A
 //!    publish for an LSP version older than the document's is ignored. A publish replaces the
 //!    version's set, unless it says `isIncremental: true`, when it adds to it. Silent diagnostics
@@ -113,23 +115,32 @@ pub fn text_hash(text: &str) -> u64 {
     hasher.finish()
 }
 
-/// The last version and LSP version each document of a workspace had, over every runtime of
-/// that workspace, so a reopen continues after them.
+/// The last version, LSP version and text hash each document of a workspace had, over every
+/// runtime of that workspace, so a reopen continues after them.
 #[derive(Debug, Default)]
-pub struct VersionMemory(Mutex<HashMap<Arc<str>, (i64, i64)>>);
+pub struct VersionMemory(Mutex<HashMap<Arc<str>, Remembered>>);
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Remembered {
+    version: i64,
+    lsp_version: i64,
+    hash: Option<u64>,
+}
 
 impl VersionMemory {
-    fn last(&self, uri: &str) -> (i64, i64) {
+    fn last(&self, uri: &str) -> Remembered {
         let memory = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        memory.get(uri).copied().unwrap_or((0, 0))
+        memory.get(uri).copied().unwrap_or_default()
     }
 
     fn remember(&self, document: &Document) {
         let mut memory = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        memory.insert(
-            document.uri.clone(),
-            (document.version, document.lsp_version),
-        );
+        let remembered = Remembered {
+            version: document.version,
+            lsp_version: document.lsp_version,
+            hash: Some(document.hash),
+        };
+        memory.insert(document.uri.clone(), remembered);
     }
 }
 
@@ -170,14 +181,21 @@ impl Documents {
         self.lock().len()
     }
 
-    /// Records a `didOpen`; returns the document, its versions past any earlier life's.
+    /// Records a `didOpen`; returns the document: the same version as its last life when the
+    /// text is the same, else the next; an LSP version past every earlier one.
     pub fn opened(&self, uri: Arc<str>, text: Arc<str>) -> Document {
-        let (version, lsp_version) = self.memory.last(&uri);
+        let last = self.memory.last(&uri);
+        let hash = text_hash(&text);
+        let version = if last.hash == Some(hash) {
+            last.version
+        } else {
+            last.version + 1
+        };
         let document = Document {
             uri: uri.clone(),
-            version: version + 1,
-            lsp_version: lsp_version.max(version) + 1,
-            hash: text_hash(&text),
+            version,
+            lsp_version: (last.lsp_version + 1).max(version),
+            hash,
             text,
             diagnostics: Vec::new(),
             stale: Vec::new(),
@@ -395,14 +413,17 @@ mod tests {
         let changed = documents.changed(URI, "def a := 3\n".into()).unwrap();
         assert_eq!((changed.version, changed.lsp_version), (3, 4));
         assert!(documents.closed(URI));
-        let reopened = documents.opened(URI.into(), "x".into());
+        let same = documents.opened(URI.into(), "def a := 3\n".into());
         assert_eq!(
-            (reopened.version, reopened.lsp_version),
-            (4, 5),
-            "a reopened document continues its versions, and Lean's stay above its last life's"
+            (same.version, same.lsp_version),
+            (3, 5),
+            "the same text keeps its version; Lean's stays above the last life's"
         );
         publish(&documents, 4, None, &["from the earlier life"]);
         assert!(messages(&documents).is_empty());
+        assert!(documents.closed(URI));
+        let other = documents.opened(URI.into(), "x".into());
+        assert_eq!((other.version, other.lsp_version), (4, 6), "other text, the next");
     }
 
     #[test]
@@ -413,7 +434,10 @@ mod tests {
         first.changed(URI, "b".into());
         let restarted = Documents::new(memory);
         let reopened = restarted.opened(URI.into(), "b".into());
-        assert_eq!((reopened.version, reopened.lsp_version), (3, 3));
+        assert_eq!((reopened.version, reopened.lsp_version), (2, 3));
+        restarted.closed(URI);
+        let changed = restarted.opened(URI.into(), "c".into());
+        assert_eq!((changed.version, changed.lsp_version), (3, 4));
     }
 
     #[test]

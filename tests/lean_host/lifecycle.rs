@@ -126,8 +126,18 @@ fn drop_evicts_the_runtime_and_is_idempotent() {
     assert_eq!(vanished["reason"], "notFound");
     let recreated = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
     assert_eq!(
-        recreated["version"], 2,
-        "versions continue across runtimes: one seen before the drop is never reused"
+        recreated["version"], 1,
+        "the same text keeps its version across runtimes"
+    );
+    project.write("Fixture/Basic.lean", &format!("{}\n", project.read("Fixture/Basic.lean")));
+    lean.ok(
+        "lean_drop_workspace",
+        json!({"workspace": project.descriptor()}),
+    );
+    let changed = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    assert_eq!(
+        changed["version"], 2,
+        "other text after a drop gets the next version, never one seen before"
     );
     crate::harness::snapshot("drop", lean.server.finish_clean());
     project.wait_no_processes();
