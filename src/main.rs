@@ -6,7 +6,8 @@ use std::time::Duration;
 
 use clap::Parser;
 use lean_beam_mcp::lean::{
-    DEFAULT_LEAN_TIMEOUT, DEFAULT_MAX_TWINS, HostOptions, LeanHost, server_identity,
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_LEAN_TIMEOUT, DEFAULT_MAX_DOCUMENTS, DEFAULT_MAX_TWINS,
+    DEFAULT_MAX_WORKSPACES, HostOptions, LeanHost, server_identity,
 };
 use lean_beam_mcp::mcp::transport::{log_to_stderr, termination_signals};
 use lean_beam_mcp::mcp::{
@@ -75,6 +76,24 @@ struct Cli {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TWINS as u64,
           value_parser = clap::value_parser!(u64).range(1..=64))]
     max_twins: u64,
+
+    /// Workspaces that keep a Lean server running at once; starting one more shuts down the
+    /// least recently used idle one (the next call to it starts it again).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_WORKSPACES as u64,
+          value_parser = clap::value_parser!(u64).range(1..=1024))]
+    max_workspaces: u64,
+
+    /// Documents (each one a Lean worker) a workspace keeps open, twins aside; opening one more
+    /// closes the least recently used (it reopens, at the same version, when next used).
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_DOCUMENTS as u64,
+          value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    max_documents: u64,
+
+    /// Milliseconds a workspace's Lean server may sit unused before it is shut down (0: never);
+    /// the next call starts it again.
+    #[arg(long, value_name = "MS", env = "LEAN_BEAM_IDLE_TIMEOUT_MS",
+          default_value_t = DEFAULT_IDLE_TIMEOUT.as_millis() as u64)]
+    idle_timeout_ms: u64,
 }
 
 fn main() -> ExitCode {
@@ -101,6 +120,9 @@ fn main() -> ExitCode {
         lake,
         lean_timeout: Duration::from_millis(cli.lean_timeout_ms),
         max_twins: usize::try_from(cli.max_twins).unwrap_or(usize::MAX),
+        max_workspaces: usize::try_from(cli.max_workspaces).unwrap_or(usize::MAX),
+        max_documents: usize::try_from(cli.max_documents).unwrap_or(usize::MAX),
+        idle_timeout: (cli.idle_timeout_ms > 0).then(|| Duration::from_millis(cli.idle_timeout_ms)),
         ..HostOptions::default()
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()

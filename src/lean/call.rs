@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::documents::Document;
 use super::error::{HostError, code};
-use super::registry::{Acquired, Registry};
+use super::registry::{Acquired, InUse, Registry};
 use super::runtime::{Runtime, Synced};
 use super::workspace::WorkspaceRoot;
 use crate::mcp::CallContext;
@@ -38,6 +38,8 @@ pub struct LeanCall<'a> {
     /// Cancelled with the call.
     pub cancel: CancellationToken,
     note: Option<String>,
+    /// The hold on the runtime for as long as the call lasts.
+    in_use: Option<InUse>,
 }
 
 impl<'a> LeanCall<'a> {
@@ -50,6 +52,7 @@ impl<'a> LeanCall<'a> {
             root,
             cancel: ctx.cancellation_token(),
             note: None,
+            in_use: None,
         })
     }
 
@@ -68,10 +71,15 @@ impl<'a> LeanCall<'a> {
                 return Err(HostError::new(code::REQUEST_CANCELLED, "cancelled while Lean started"));
             }
         };
-        let Acquired { runtime, note } = acquired;
+        let Acquired {
+            runtime,
+            note,
+            in_use,
+        } = acquired;
         if note.is_some() {
             self.note = note;
         }
+        self.in_use = Some(in_use);
         Ok(runtime)
     }
 

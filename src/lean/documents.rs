@@ -23,6 +23,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
@@ -30,6 +31,7 @@ use tokio::sync::broadcast;
 
 use super::diagnostics::{Diagnostic, Kind};
 use super::lsp::Inbox;
+use super::twins::is_twin_uri;
 
 /// How many live events a slow call may fall behind before it misses some.
 const EVENT_BACKLOG: usize = 1024;
@@ -104,6 +106,8 @@ pub struct Document {
     pub stale: Vec<Diagnostic>,
     /// Progress through the current LSP version.
     pub progress: FileProgress,
+    /// When it was last synced, on the mirror's own clock (for the document budget).
+    last_used: u64,
     /// Identities of the diagnostics already broadcast for this version.
     seen: HashSet<String>,
 }
@@ -150,6 +154,7 @@ pub struct Documents {
     open: Mutex<HashMap<Arc<str>, Document>>,
     memory: Arc<VersionMemory>,
     events: broadcast::Sender<DocEvent>,
+    clock: AtomicU64,
 }
 
 impl Documents {
@@ -159,6 +164,7 @@ impl Documents {
             open: Mutex::default(),
             memory,
             events: broadcast::channel(EVENT_BACKLOG).0,
+            clock: AtomicU64::new(0),
         }
     }
 
@@ -176,9 +182,35 @@ impl Documents {
         self.lock().get(uri).cloned()
     }
 
-    /// How many documents are open.
-    pub fn open_count(&self) -> usize {
-        self.lock().len()
+    /// How many documents are open: `(real files, twins)`.
+    pub fn open_counts(&self) -> (usize, usize) {
+        let open = self.lock();
+        let twins = open.keys().filter(|uri| is_twin_uri(uri)).count();
+        (open.len() - twins, twins)
+    }
+
+    /// Marks a document used now.
+    pub fn touch(&self, uri: &str) {
+        if let Some(document) = self.lock().get_mut(uri) {
+            document.last_used = self.clock.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// The real files (twins aside) to close so that at most `keep` stay open, least recently
+    /// used first.
+    pub fn over_budget(&self, keep: usize) -> Vec<Arc<str>> {
+        let open = self.lock();
+        let mut real: Vec<(&Arc<str>, u64)> = open
+            .iter()
+            .filter(|(uri, _)| !is_twin_uri(uri))
+            .map(|(uri, d)| (uri, d.last_used))
+            .collect();
+        real.sort_by_key(|(_, used)| *used);
+        let extra = real.len().saturating_sub(keep);
+        real.into_iter()
+            .take(extra)
+            .map(|(uri, _)| uri.clone())
+            .collect()
     }
 
     /// Records a `didOpen`; returns the document: the same version as its last life when the
@@ -201,6 +233,7 @@ impl Documents {
             stale: Vec::new(),
             progress: FileProgress::default(),
             seen: HashSet::new(),
+            last_used: self.clock.fetch_add(1, Ordering::Relaxed),
         };
         self.memory.remember(&document);
         self.lock().insert(uri, document.clone());
@@ -423,7 +456,11 @@ mod tests {
         assert!(messages(&documents).is_empty());
         assert!(documents.closed(URI));
         let other = documents.opened(URI.into(), "x".into());
-        assert_eq!((other.version, other.lsp_version), (4, 6), "other text, the next");
+        assert_eq!(
+            (other.version, other.lsp_version),
+            (4, 6),
+            "other text, the next"
+        );
     }
 
     #[test]

@@ -34,7 +34,10 @@ use serde_json::Value;
 
 use crate::mcp::{CallContext, ServerIdentity, ToolHost, ToolResult, ToolSpec};
 
-pub use options::{DEFAULT_LEAN_TIMEOUT, DEFAULT_MAX_TWINS, HostOptions};
+pub use options::{
+    DEFAULT_IDLE_TIMEOUT, DEFAULT_LEAN_TIMEOUT, DEFAULT_MAX_DOCUMENTS, DEFAULT_MAX_TWINS,
+    DEFAULT_MAX_WORKSPACES, HostOptions,
+};
 pub use orphans::adopt_orphans;
 use state::HostState;
 
@@ -58,11 +61,30 @@ pub struct LeanHost {
 }
 
 impl LeanHost {
-    /// A host with no Lean runtime started.
+    /// A host with no Lean runtime started; inside a Tokio runtime it also shuts down the
+    /// runtimes that sit unused for the idle timeout.
     pub fn new(options: HostOptions) -> Self {
-        LeanHost {
-            state: Arc::new(HostState::new(options)),
+        let idle = options.idle_timeout;
+        let state = Arc::new(HostState::new(options));
+        if let (Some(idle), Ok(tokio)) = (idle, tokio::runtime::Handle::try_current()) {
+            tokio.spawn(shut_down_idle(Arc::downgrade(&state), idle));
         }
+        LeanHost { state }
+    }
+}
+
+/// Looks for idle runtimes a few times per idle timeout, for as long as the host lives.
+async fn shut_down_idle(state: std::sync::Weak<HostState>, idle: std::time::Duration) {
+    let tick = (idle / 4).clamp(
+        std::time::Duration::from_millis(10),
+        std::time::Duration::from_secs(60),
+    );
+    loop {
+        tokio::time::sleep(tick).await;
+        let Some(state) = state.upgrade() else {
+            return;
+        };
+        state.registry.shut_down_idle(idle);
     }
 }
 

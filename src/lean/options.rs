@@ -1,5 +1,6 @@
 //! How the Lean host is set up: which `lake` it runs, how long it waits for Lean, what it passes
-//! to the server. Read from the command line (and environment) by `main.rs`.
+//! to the server, and how much of Lean it keeps alive (a Mathlib worker is GBs: every bound is
+//! a flag). Read from the command line (and environment) by `main.rs`.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -9,6 +10,12 @@ use std::time::Duration;
 pub const DEFAULT_LEAN_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// How many twin documents (each a Lean worker) a workspace keeps open for speculative runs.
 pub const DEFAULT_MAX_TWINS: usize = 2;
+/// How many workspaces keep a Lean server running at once.
+pub const DEFAULT_MAX_WORKSPACES: usize = 4;
+/// How many documents (each a Lean worker) a workspace keeps open, twins aside.
+pub const DEFAULT_MAX_DOCUMENTS: usize = 16;
+/// How long a workspace's Lean server may sit unused before it is shut down.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 /// How long a Lean server gets to shut down politely before its process group is killed.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
@@ -25,6 +32,12 @@ pub struct HostOptions {
     pub shutdown_grace: Duration,
     /// The bound on open twin documents per workspace.
     pub max_twins: usize,
+    /// The bound on running Lean servers.
+    pub max_workspaces: usize,
+    /// The bound on open documents per workspace (twins aside).
+    pub max_documents: usize,
+    /// How long an unused Lean server is kept (`None`: for ever).
+    pub idle_timeout: Option<Duration>,
 }
 
 impl Default for HostOptions {
@@ -35,6 +48,9 @@ impl Default for HostOptions {
             serve_args: Vec::new(),
             shutdown_grace: DEFAULT_SHUTDOWN_GRACE,
             max_twins: DEFAULT_MAX_TWINS,
+            max_workspaces: DEFAULT_MAX_WORKSPACES,
+            max_documents: DEFAULT_MAX_DOCUMENTS,
+            idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
         }
     }
 }

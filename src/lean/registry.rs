@@ -16,8 +16,13 @@
 //! 5. A workspace's document versions and runtime epochs continue across its runtimes (restarts
 //!    and evictions): a version a caller saw is never reused for other text, and an epoch never
 //!    names two runtimes.
+//! 6. Lean's memory is bounded: starting a workspace beyond `--max-workspaces` first shuts down
+//!    the least recently used idle one, and [`Registry::shut_down_idle`] shuts down those
+//!    nobody used for `--idle-timeout-ms`. A runtime a call holds ([`InUse`]) is never idle;
+//!    the next call to a shut-down workspace starts it again, its versions unchanged.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -45,15 +50,49 @@ enum SlotState {
 #[derive(Debug)]
 struct Slot {
     state: watch::Receiver<SlotState>,
+    usage: Arc<Usage>,
 }
 
-/// A runtime, and why it is new if it replaced another.
-#[derive(Debug, Clone)]
+/// How a workspace's runtime is used: the calls holding it, and when the last one let go.
+#[derive(Debug)]
+struct Usage {
+    users: AtomicUsize,
+    last_used: Mutex<Instant>,
+}
+
+impl Usage {
+    fn idle_for(&self) -> Option<Duration> {
+        (self.users.load(Ordering::Acquire) == 0).then(|| lock(&self.last_used).elapsed())
+    }
+}
+
+/// Held by a call for as long as it uses a workspace's runtime: a runtime nobody holds is idle.
+#[derive(Debug)]
+pub struct InUse(Arc<Usage>);
+
+impl InUse {
+    fn new(usage: &Arc<Usage>) -> InUse {
+        usage.users.fetch_add(1, Ordering::AcqRel);
+        InUse(usage.clone())
+    }
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        *lock(&self.0.last_used) = Instant::now();
+        self.0.users.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A runtime, why it is new if it replaced another, and the hold on it.
+#[derive(Debug)]
 pub struct Acquired {
     /// The runtime.
     pub runtime: Arc<Runtime>,
     /// A note for the caller's result when this use restarted Lean.
     pub note: Option<String>,
+    /// Keeps the runtime from being shut down as idle while the call uses it.
+    pub in_use: InUse,
 }
 
 /// Every workspace's runtime.
@@ -93,27 +132,38 @@ impl Registry {
 
     /// The root's runtime, started (or restarted) as needed (see the contract).
     pub async fn runtime(&self, root: &WorkspaceRoot) -> Result<Acquired, HostError> {
-        let (state, started, note) = {
+        let (state, in_use, started, note) = {
             let mut slots = self.lock();
-            let current = slots.get(root).map(|slot| slot.state.clone());
+            let current = slots
+                .get(root)
+                .map(|slot| (slot.state.clone(), InUse::new(&slot.usage)));
             match current {
-                None => (self.start(&mut slots, root), Some(false), None),
-                Some(state) => {
+                None => {
+                    self.make_room(&mut slots);
+                    let (state, in_use) = self.start(&mut slots, root);
+                    (state, in_use, Some(false), None)
+                }
+                Some((state, in_use)) => {
                     let now = state.borrow().clone();
                     match now {
-                        SlotState::Starting => (state, None, None),
-                        SlotState::Failed(_) => (self.start(&mut slots, root), Some(true), None),
+                        SlotState::Starting => (state, in_use, None, None),
+                        SlotState::Failed(_) => {
+                            let (state, in_use) = self.start(&mut slots, root);
+                            (state, in_use, Some(true), None)
+                        }
                         SlotState::Ready(runtime) => {
                             match replacement(&runtime, self.next_epoch(root)) {
                                 None => {
                                     return Ok(Acquired {
                                         runtime,
                                         note: None,
+                                        in_use,
                                     });
                                 }
                                 Some(note) => {
                                     tokio::spawn(async move { runtime.shutdown().await });
-                                    (self.start(&mut slots, root), Some(true), Some(note))
+                                    let (state, in_use) = self.start(&mut slots, root);
+                                    (state, in_use, Some(true), Some(note))
                                 }
                             }
                         }
@@ -124,7 +174,53 @@ impl Registry {
         if let Some(restart) = started {
             self.stats.session_started(root, restart);
         }
-        self.wait(state, note).await
+        self.wait(state, note, in_use).await
+    }
+
+    /// Before a new workspace starts: shuts down the least recently used idle runtimes until
+    /// fewer than `--max-workspaces` run (busy ones are never shut down, so a burst of calls
+    /// to many workspaces may exceed the bound until they end).
+    fn make_room(&self, slots: &mut HashMap<WorkspaceRoot, Slot>) {
+        while slots.len() >= self.options.max_workspaces {
+            let victim = slots
+                .iter()
+                .filter(|(_, slot)| matches!(*slot.state.borrow(), SlotState::Ready(_)))
+                .filter_map(|(root, slot)| Some((root.clone(), slot.usage.idle_for()?)))
+                .max_by_key(|(_, idle)| *idle);
+            let Some((root, _)) = victim else {
+                return;
+            };
+            tracing::info!(root = %root.path().display(), "shutting down the least recently used workspace's Lean (--max-workspaces)");
+            self.retire(slots, &root);
+            self.stats.budget_shutdown(&root);
+        }
+    }
+
+    /// Shuts down every runtime nobody has used for `idle` (see `--idle-timeout-ms`).
+    pub fn shut_down_idle(&self, idle: Duration) {
+        let mut slots = self.lock();
+        let idle_roots: Vec<WorkspaceRoot> = slots
+            .iter()
+            .filter(|(_, slot)| matches!(*slot.state.borrow(), SlotState::Ready(_)))
+            .filter(|(_, slot)| slot.usage.idle_for().is_some_and(|d| d >= idle))
+            .map(|(root, _)| root.clone())
+            .collect();
+        for root in idle_roots {
+            tracing::info!(root = %root.path().display(), "shutting down an idle workspace's Lean");
+            self.retire(&mut slots, &root);
+            self.stats.idle_shutdown(&root);
+        }
+    }
+
+    /// Removes a ready runtime and shuts it down in the background; the next use starts
+    /// another.
+    fn retire(&self, slots: &mut HashMap<WorkspaceRoot, Slot>, root: &WorkspaceRoot) {
+        if let Some(slot) = slots.remove(root)
+            && let SlotState::Ready(runtime) = &*slot.state.borrow()
+        {
+            let runtime = runtime.clone();
+            tokio::spawn(async move { runtime.shutdown().await });
+        }
     }
 
     /// Whether the root's runtime is ready to use without starting anything.
@@ -144,11 +240,22 @@ impl Registry {
         &self,
         slots: &mut HashMap<WorkspaceRoot, Slot>,
         root: &WorkspaceRoot,
-    ) -> watch::Receiver<SlotState> {
+    ) -> (watch::Receiver<SlotState>, InUse) {
         let epoch = self.next_epoch(root);
         lock(&self.epochs).insert(root.clone(), epoch);
         let (tx, rx) = watch::channel(SlotState::Starting);
-        slots.insert(root.clone(), Slot { state: rx.clone() });
+        let usage = Arc::new(Usage {
+            users: AtomicUsize::new(0),
+            last_used: Mutex::new(Instant::now()),
+        });
+        let in_use = InUse::new(&usage);
+        slots.insert(
+            root.clone(),
+            Slot {
+                state: rx.clone(),
+                usage,
+            },
+        );
         lock(&self.first_start).get_or_insert_with(Instant::now);
         let options = self.options.clone();
         let memory = lock(&self.versions)
@@ -177,20 +284,25 @@ impl Registry {
             };
             let _ = tx.send(state);
         });
-        rx
+        (rx, in_use)
     }
 
     async fn wait(
         &self,
         mut state: watch::Receiver<SlotState>,
         note: Option<String>,
+        in_use: InUse,
     ) -> Result<Acquired, HostError> {
         let settled = state
             .wait_for(|s| !matches!(s, SlotState::Starting))
             .await
             .map(|s| s.clone());
         match settled {
-            Ok(SlotState::Ready(runtime)) => Ok(Acquired { runtime, note }),
+            Ok(SlotState::Ready(runtime)) => Ok(Acquired {
+                runtime,
+                note,
+                in_use,
+            }),
             Ok(SlotState::Failed(error)) => Err(error),
             Ok(SlotState::Starting) | Err(_) => Err(HostError::new(
                 code::RUNTIME_SETUP,

@@ -11,7 +11,9 @@
 //!    open, and never again behind the caller's back), a changed text sends `didChange` (full
 //!    text) then `didSave` (so Lean tells importers their imports are stale), and an unchanged
 //!    text sends nothing. Updates (reading included) are serialized, so versions on the wire
-//!    follow the mirror and the last text read is the one Lean keeps.
+//!    follow the mirror and the last text read is the one Lean keeps. Beyond `--max-documents`
+//!    open files, the least recently synced one is closed (with its twin); it reopens, at the
+//!    same version, when next used.
 //! 3. [`Runtime::request`] waits for Lean within the Lean timeout and is cancellable: dropping it
 //!    (a cancelled call) sends `$/cancelRequest`. Lean's errors keep their meaning
 //!    (`HostError::from_lean`); a connection that closes is `workerExited` with the stderr tail.
@@ -23,6 +25,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::SystemTime;
 
 use serde_json::{Value, json};
@@ -102,6 +105,7 @@ pub struct Runtime {
     /// The configuration once the handshake completed.
     config: Option<ConfigStamp>,
     twins: TwinPool,
+    closed_for_budget: AtomicU64,
 }
 
 impl Runtime {
@@ -132,6 +136,7 @@ impl Runtime {
             updates: tokio::sync::Mutex::new(()),
             config: None,
             twins,
+            closed_for_budget: AtomicU64::new(0),
             options,
         };
         let handshake = runtime
@@ -244,7 +249,22 @@ impl Runtime {
             .await
             .map_err(|e| HostError::invalid_params(format!("cannot read {}: {e}", path.display())))?
             .into();
-        Ok(self.apply_text(uri, text, true))
+        let synced = self.apply_text(uri.clone(), text, true);
+        self.documents.touch(&uri);
+        for extra in self.documents.over_budget(self.options.max_documents) {
+            tracing::debug!(uri = %extra, "closing the least recently used document (budget)");
+            if let Some(twin) = self.twins.remove(&extra) {
+                self.close_twin_locked(&twin).await;
+            }
+            self.close_locked(&extra);
+            self.closed_for_budget.fetch_add(1, Ordering::Relaxed);
+        }
+        Ok(synced)
+    }
+
+    /// Documents closed to stay within `--max-documents` so far.
+    pub fn closed_for_budget(&self) -> u64 {
+        self.closed_for_budget.load(Ordering::Relaxed)
     }
 
     /// Gives Lean `text` as the whole of the document `uri`, a twin (see `twins`): opened on
@@ -345,7 +365,12 @@ impl Runtime {
 
     /// Closes a twin in Lean and removes it from disk if it was written there.
     pub async fn close_twin(&self, twin: &TwinDocument) {
-        self.close_uri(&twin.uri).await;
+        let _serialized = self.updates.lock().await;
+        self.close_twin_locked(twin).await;
+    }
+
+    async fn close_twin_locked(&self, twin: &TwinDocument) {
+        self.close_locked(&twin.uri);
         if let Some(path) = &twin.written {
             let _ = tokio::fs::remove_file(path).await;
         }
@@ -353,6 +378,11 @@ impl Runtime {
 
     async fn close_uri(&self, uri: &str) -> bool {
         let _serialized = self.updates.lock().await;
+        self.close_locked(uri)
+    }
+
+    /// Closes a document (call with updates serialized).
+    fn close_locked(&self, uri: &str) -> bool {
         let closed = self.documents.closed(uri);
         if closed {
             self.client.notify(

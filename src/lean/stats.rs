@@ -66,6 +66,8 @@ struct Workspace {
     root: String,
     session_starts: u64,
     session_restarts: u64,
+    budget_shutdowns: u64,
+    idle_shutdowns: u64,
     requests: Counts,
     ops: BTreeMap<String, Operation>,
 }
@@ -96,6 +98,16 @@ impl Stats {
             w.session_starts += 1;
             w.session_restarts += u64::from(restart);
         });
+    }
+
+    /// The runtime was shut down to make room for another workspace (`--max-workspaces`).
+    pub fn budget_shutdown(&self, root: &WorkspaceRoot) {
+        self.with(root, |w| w.budget_shutdowns += 1);
+    }
+
+    /// The runtime was shut down after sitting unused (`--idle-timeout-ms`).
+    pub fn idle_shutdown(&self, root: &WorkspaceRoot) {
+        self.with(root, |w| w.idle_shutdowns += 1);
     }
 
     /// One call of `op` on `root` ended.
@@ -136,6 +148,8 @@ impl Stats {
             let mut lean = json!({
                 "sessionStarts": w.session_starts,
                 "sessionRestarts": w.session_restarts,
+                "budgetShutdowns": w.budget_shutdowns,
+                "idleShutdowns": w.idle_shutdowns,
             });
             let requests = counts_json(&w.requests);
             lean["requestCount"] = requests["count"].clone();

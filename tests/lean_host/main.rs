@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod budget;
 mod catalog;
 mod documents;
 mod failures;

@@ -69,20 +69,23 @@ pub fn stats(state: &HostState) -> Value {
         .map_or(0, |start| start.elapsed().as_millis() as u64);
     // Taken before the statistics are locked: the registry reports to them under its own lock.
     let running = state.registry.running();
-    let workspaces =
-        state
-            .stats
-            .render(|key| match running.iter().find(|r| r.root().key() == key) {
-                Some(runtime) => json!({
-                    "active": runtime.is_alive(),
-                    "workspaceId": key,
-                    "root": runtime.root().path().display().to_string(),
-                    "epoch": runtime.epoch(),
-                    "openDocCount": runtime.documents().open_count(),
-                    "lspMessagesSent": runtime.messages_sent(),
-                }),
-                None => json!({"active": false}),
-            });
+    let session = |key: &str| match running.iter().find(|r| r.root().key() == key) {
+        Some(runtime) => {
+            let (documents, twins) = runtime.documents().open_counts();
+            json!({
+                "active": runtime.is_alive(),
+                "workspaceId": key,
+                "root": runtime.root().path().display().to_string(),
+                "epoch": runtime.epoch(),
+                "openDocCount": documents,
+                "twinCount": twins,
+                "documentsClosedForBudget": runtime.closed_for_budget(),
+                "lspMessagesSent": runtime.messages_sent(),
+            })
+        }
+        None => json!({"active": false}),
+    };
+    let workspaces = state.stats.render(session);
     json!({"uptimeMs": uptime, "workspaces": workspaces})
 }
 
