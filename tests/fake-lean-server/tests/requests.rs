@@ -402,6 +402,28 @@ fn code_actions_with_and_without_data_and_resolve() {
 }
 
 #[test]
+fn a_lazy_action_resolves_to_its_own_edit_whatever_else_the_file_offers() {
+    // SPEC §D: resolve re-runs the provider for `data.params` and completes the action at
+    // `providerResultIndex` of *that* run, so the index counts only the actions of its range.
+    let (mut c, _) = ready_with(&[], Opts::default());
+    let uri = c.project.uri("Fixture/TwoActions.lean");
+    let text = "example : True := by\n  trivial -- fake: code-action \"First\" \"decide\" data\n\nexample : True := by\n  trivial -- fake: code-action \"Second\" \"exact True.intro\" lazy\n";
+    c.open_text(&uri, text, 1, None);
+    c.sync(&uri, 1);
+    let params = json!({"textDocument": {"uri": uri}, "range": range((4, 2), (4, 2)), "context": {"diagnostics": []}});
+    let actions = c.call("textDocument/codeAction", params);
+    let a = actions.as_array().unwrap();
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0]["title"], "Second");
+    let resolved = c.call("codeAction/resolve", a[0].clone());
+    assert_eq!(resolved["title"], "Second");
+    assert_eq!(
+        resolved["edit"]["documentChanges"][0]["edits"][0],
+        json!({"range": range((4, 2), (4, 9)), "newText": "exact True.intro"})
+    );
+}
+
+#[test]
 fn completion_and_resolve() {
     let (mut c, _) = ready_with(&[], Opts::default());
     let uri = c.project.uri("Fixture/Complete.lean");
