@@ -58,17 +58,27 @@ pub fn plain_term_goal(doc: &Analysis, offset: usize) -> Value {
     json!({"goal": term_goal(&g), "range": doc.text.range(body, cmd.end)})
 }
 
-/// The `code-action` directives whose target line lies in the requested range, in order: one
-/// provider run (an action's `providerResultIndex` is its index here).
+/// The `code-action` directives one provider run offers, in order (an action's
+/// `providerResultIndex` is its index here): Lean runs the providers on the one command whose
+/// snapshot is the first with `endPos ≥ range.end` (SPEC §D), so those of that command (its
+/// span runs to the next command's start) whose target line lies in the requested lines.
 fn offered<'a>(doc: &'a Analysis, params: &Value) -> Vec<&'a Directive> {
     let range = params.get("range").and_then(crate::text::range_from_json);
     let Some((start, end)) = range else {
+        return Vec::new();
+    };
+    let at = doc.text.offset(end);
+    let Some(command) = doc.outline.commands.iter().find(|c| c.span_end >= at) else {
         return Vec::new();
     };
     doc.directives
         .iter()
         .filter(|d| d.name == "code-action")
         .filter(|d| start.line <= d.target && d.target <= end.line)
+        .filter(|d| {
+            let (a, _) = doc.directive_span(d);
+            command.start <= a && a < command.span_end.max(command.start + 1)
+        })
         .collect()
 }
 
