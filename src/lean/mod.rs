@@ -22,6 +22,7 @@ mod runtime;
 mod state;
 mod stats;
 pub mod tools;
+mod twin_uri;
 mod workspace;
 
 use std::sync::Arc;

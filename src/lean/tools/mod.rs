@@ -6,6 +6,7 @@
 //! is cancelled counts as cancelled), and its result echoes the canonical workspace descriptor.
 
 pub mod admin;
+pub mod code_actions;
 pub mod documents;
 pub mod goals;
 pub mod navigation;
@@ -29,6 +30,7 @@ pub fn catalog() -> Vec<ToolSpec> {
     let mut tools = vec![version::spec(), admin::stats_spec(), admin::drop_spec()];
     tools.extend(navigation::specs());
     tools.push(goals::spec());
+    tools.push(code_actions::spec());
     tools.extend(documents::specs());
     tools
 }
@@ -54,6 +56,7 @@ pub async fn dispatch(
             let recorded = Recorded::new(state, &call.root, tool);
             let result = match tool {
                 goals::GOALS => goals::call(state, &mut call).await,
+                code_actions::RESOLVE => code_actions::call(state, &mut call).await,
                 documents::UPDATE | documents::SYNC | documents::REFRESH | documents::CLOSE => {
                     documents::call(tool, state, &mut call).await
                 }
