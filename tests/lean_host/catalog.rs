@@ -34,6 +34,7 @@ fn both_families_list_the_lean_tools_in_order() {
             "lean_document_symbols",
             "lean_workspace_symbols",
             "lean_goals",
+            "lean_todo",
             "lean_code_action_resolve",
             "lean_update",
             "lean_sync",
@@ -70,6 +71,7 @@ fn read_only_and_idempotent_hints_follow_the_design() {
             "lean_document_symbols",
             "lean_workspace_symbols",
             "lean_goals",
+            "lean_todo",
             "lean_code_action_resolve",
         ]
         .contains(&name);

@@ -11,6 +11,7 @@ pub mod documents;
 pub mod goals;
 pub mod navigation;
 pub mod schema;
+pub mod todo;
 pub mod version;
 mod wait;
 
@@ -30,6 +31,7 @@ pub fn catalog() -> Vec<ToolSpec> {
     let mut tools = vec![version::spec(), admin::stats_spec(), admin::drop_spec()];
     tools.extend(navigation::specs());
     tools.push(goals::spec());
+    tools.push(todo::spec());
     tools.push(code_actions::spec());
     tools.extend(documents::specs());
     tools
@@ -56,6 +58,7 @@ pub async fn dispatch(
             let recorded = Recorded::new(state, &call.root, tool);
             let result = match tool {
                 goals::GOALS => goals::call(state, &mut call).await,
+                todo::TODO => todo::call(state, &mut call).await,
                 code_actions::RESOLVE => code_actions::call(state, &mut call).await,
                 documents::UPDATE | documents::SYNC | documents::REFRESH | documents::CLOSE => {
                     documents::call(tool, state, &mut call).await
