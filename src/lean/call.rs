@@ -165,8 +165,19 @@ impl<'a> LeanCall<'a> {
 
     /// The `{line, character}` arguments, checked to lie inside the document.
     pub fn position(&self, document: &Document) -> Result<Value, HostError> {
-        let line = self.natural("line").unwrap_or_default();
-        let character = self.natural("character").unwrap_or_default();
+        self.position_of(document, "line", "character")
+    }
+
+    /// The position the arguments `line` and `character` name (e.g. `start_line`,
+    /// `start_character`), checked to lie inside the document.
+    pub fn position_of(
+        &self,
+        document: &Document,
+        line: &str,
+        character: &str,
+    ) -> Result<Value, HostError> {
+        let line = self.natural(line).unwrap_or_default();
+        let character = self.natural(character).unwrap_or_default();
         let lines: Vec<&str> = document.text.split('\n').collect();
         let outside = |why: String| {
             HostError::invalid_params(format!(

@@ -16,9 +16,13 @@
 //!    file's, so references, definitions and symbols may point into one: since a twin is the
 //!    real text up to its probe, a location before the probe is the real file's, and is mapped
 //!    to it ([`TwinPool::real_location`]); any other twin location is dropped ([`is_twin_uri`]
-//!    recognises one even after its twin is gone).
+//!    recognises one even after its twin is gone). A twin's edits (code actions) cannot be
+//!    mapped onto the real file, whose text goes on after the probe: [`drop_twin_edits`] drops
+//!    them.
 
 use std::path::{Path, PathBuf};
+
+use serde_json::Value;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
@@ -36,6 +40,36 @@ pub fn is_twin_uri(uri: &str) -> bool {
 /// Whether a Lake header error says it could not set up a file that is not on disk.
 pub fn is_setup_failure(message: &str) -> bool {
     message.starts_with("`lake setup-file ") && message.contains("failed")
+}
+
+/// Removes every change to a twin from `edit` (see the contract); how many were removed.
+pub fn drop_twin_edits(edit: &mut Value) -> usize {
+    let mut dropped = 0;
+    if let Some(Value::Object(changes)) = edit.get_mut("changes") {
+        let before = changes.len();
+        changes.retain(|uri, _| !is_twin_uri(uri));
+        dropped += before - changes.len();
+    }
+    if let Some(Value::Array(document_changes)) = edit.get_mut("documentChanges") {
+        let before = document_changes.len();
+        document_changes.retain(|change| !touches_twin(change));
+        dropped += before - document_changes.len();
+    }
+    dropped
+}
+
+/// Whether one `documentChanges` item names a twin.
+fn touches_twin(change: &Value) -> bool {
+    let uris = [
+        change.pointer("/textDocument/uri"),
+        change.get("uri"),
+        change.get("oldUri"),
+        change.get("newUri"),
+    ];
+    uris.into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .any(is_twin_uri)
 }
 
 /// One twin document.
@@ -193,6 +227,7 @@ fn relative(root: &Path, path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn twins_are_siblings_recognised_everywhere() {
@@ -249,5 +284,34 @@ mod tests {
         assert!(is_setup_failure(
             "`lake setup-file /w/A/B.beam-twin.lean -` failed:\n\nstderr:\nno such file"
         ));
+    }
+
+    #[test]
+    fn twin_changes_are_dropped_and_the_rest_kept() {
+        let real = "file:///p/A.lean";
+        let twin = "file:///p/A.beam-twin.lean";
+        let text_edit = |uri: &str| {
+            json!({"textDocument": {"uri": uri, "version": 3},
+                   "edits": [{"range": {"start": {"line": 0, "character": 0},
+                                        "end": {"line": 0, "character": 1}}, "newText": "x"}]})
+        };
+        let mut edit = json!({
+            "changes": {real: [], twin: []},
+            "documentChanges": [
+                text_edit(real),
+                text_edit(twin),
+                {"kind": "create", "uri": twin},
+                {"kind": "rename", "oldUri": real, "newUri": twin},
+                {"kind": "delete", "uri": "file:///p/.lake/beam/twins/A.lean"},
+            ]
+        });
+        assert_eq!(drop_twin_edits(&mut edit), 5);
+        assert_eq!(
+            edit,
+            json!({"changes": {real: []}, "documentChanges": [text_edit(real)]})
+        );
+        let mut untouched = json!({"documentChanges": [text_edit(real)]});
+        assert_eq!(drop_twin_edits(&mut untouched), 0);
+        assert_eq!(untouched, json!({"documentChanges": [text_edit(real)]}));
     }
 }

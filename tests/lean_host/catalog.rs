@@ -36,6 +36,8 @@ fn both_families_list_the_lean_tools_in_order() {
             "lean_document_symbols",
             "lean_workspace_symbols",
             "lean_goals",
+            "lean_todo",
+            "lean_code_action_resolve",
             "lean_run_with",
             "lean_run_with_linear",
             "lean_release",
@@ -75,6 +77,8 @@ fn read_only_and_idempotent_hints_follow_the_design() {
             "lean_document_symbols",
             "lean_workspace_symbols",
             "lean_goals",
+            "lean_todo",
+            "lean_code_action_resolve",
         ]
         .contains(&name);
         assert_eq!(

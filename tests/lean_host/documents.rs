@@ -151,7 +151,9 @@ fn refresh_reopens_and_close_is_idempotent() {
         );
         assert_eq!(closed["closed"], true);
     }
-    let received = lean.received();
+    let received = lean.wait_received_count("refresh's and close's didClose", 2, |t| {
+        t["method"] == "textDocument/didClose"
+    });
     assert_eq!(
         received
             .iter()
@@ -327,7 +329,9 @@ fn a_deleted_file_can_still_be_closed_and_its_refresh_says_why_it_cannot_reopen(
     if !crate::harness::fake_only("a deleted file's didClose") {
         lean.wait_received("the deleted file's didClose", |t| {
             t["method"] == "textDocument/didClose"
-                && t["uri"].as_str().is_some_and(|u| u.ends_with("Doomed.lean"))
+                && t["uri"]
+                    .as_str()
+                    .is_some_and(|u| u.ends_with("Doomed.lean"))
         });
     }
     lean.server.finish_clean();

@@ -300,6 +300,32 @@ impl Lean {
         }
     }
 
+    /// Waits until the fake has received `n` messages satisfying `matches` (notifications reach
+    /// it after the call that sent them answers); what it received by then, as `received`.
+    pub fn wait_received_count(
+        &self,
+        what: &str,
+        n: usize,
+        matches: impl Fn(&Value) -> bool,
+    ) -> Vec<String> {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let trace = self.trace();
+            let seen = trace
+                .iter()
+                .filter(|t| t["dir"] == "in" && matches(t))
+                .count();
+            if seen >= n {
+                return self.received();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "Lean received {seen} of {n} {what}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Protocol violations the fake recorded (there should be none).
     pub fn violations(&self) -> Vec<Value> {
         self.trace()

@@ -14,3 +14,4 @@ mod lifecycle;
 mod logging;
 mod navigation;
 mod speculative;
+mod todo;

@@ -6,11 +6,13 @@
 //! is cancelled counts as cancelled), and its result echoes the canonical workspace descriptor.
 
 pub mod admin;
+pub mod code_actions;
 pub mod documents;
 pub mod goals;
 pub mod navigation;
 pub mod schema;
 pub mod speculative;
+pub mod todo;
 pub mod version;
 mod wait;
 
@@ -31,6 +33,8 @@ pub fn catalog() -> Vec<ToolSpec> {
     tools.extend(speculative::run_at_specs());
     tools.extend(navigation::specs());
     tools.push(goals::spec());
+    tools.push(todo::spec());
+    tools.push(code_actions::spec());
     tools.extend(speculative::handle_specs());
     tools.extend(documents::specs());
     tools
@@ -62,6 +66,8 @@ pub async fn dispatch(
                 | speculative::RUN_WITH
                 | speculative::RUN_WITH_LINEAR
                 | speculative::RELEASE => speculative::call(tool, state, &mut call).await,
+                todo::TODO => todo::call(state, &mut call).await,
+                code_actions::RESOLVE => code_actions::call(state, &mut call).await,
                 documents::UPDATE | documents::SYNC | documents::REFRESH | documents::CLOSE => {
                     documents::call(tool, state, &mut call).await
                 }

@@ -3,6 +3,7 @@
 //! from `code-action` directives (§D), and keyword-only semantic tokens.
 
 use crate::analysis::Analysis;
+use crate::directives::Directive;
 use crate::goals::{self, Goal};
 use crate::lexer;
 use serde_json::{Value, json};
@@ -57,31 +58,48 @@ pub fn plain_term_goal(doc: &Analysis, offset: usize) -> Value {
     json!({"goal": term_goal(&g), "range": doc.text.range(body, cmd.end)})
 }
 
-/// The actions of the `code-action` directives whose target line lies in the requested range.
-pub fn code_actions(doc: &Analysis, uri: &str, version: i64, params: &Value) -> Value {
+/// The `code-action` directives one provider run offers, in order (an action's
+/// `providerResultIndex` is its index here): Lean runs the providers on the one command whose
+/// snapshot is the first with `endPos ≥ range.end` (SPEC §D), so those of that command (its
+/// span runs to the next command's start) whose target line lies in the requested lines.
+fn offered<'a>(doc: &'a Analysis, params: &Value) -> Vec<&'a Directive> {
     let range = params.get("range").and_then(crate::text::range_from_json);
     let Some((start, end)) = range else {
-        return json!([]);
+        return Vec::new();
     };
-    let mut out = Vec::new();
-    for (index, d) in doc
-        .directives
+    let at = doc.text.offset(end);
+    let Some(command) = doc.outline.commands.iter().find(|c| c.span_end >= at) else {
+        return Vec::new();
+    };
+    doc.directives
         .iter()
         .filter(|d| d.name == "code-action")
         .filter(|d| start.line <= d.target && d.target <= end.line)
-        .enumerate()
-    {
+        .filter(|d| {
+            let (a, _) = doc.directive_span(d);
+            command.start <= a && a < command.span_end.max(command.start + 1)
+        })
+        .collect()
+}
+
+/// A directive's edit: its span replaced by its new text, versioned (SPEC §D "Edit shape").
+fn edit_of(doc: &Analysis, uri: &str, version: i64, d: &Directive) -> Value {
+    let (a, b) = doc.directive_span(d);
+    json!({"documentChanges": [{
+        "textDocument": {"uri": uri, "version": version},
+        "edits": [{"range": doc.text.range(a, b), "newText": d.str_arg(1).unwrap_or_default()}],
+    }]})
+}
+
+/// The actions of the `code-action` directives whose target line lies in the requested range.
+pub fn code_actions(doc: &Analysis, uri: &str, version: i64, params: &Value) -> Value {
+    let mut out = Vec::new();
+    for (index, d) in offered(doc, params).into_iter().enumerate() {
         let title = d.str_arg(0).unwrap_or("fake action");
-        let new_text = d.str_arg(1).unwrap_or_default();
-        let (a, b) = doc.directive_span(d);
-        let edit = json!({"documentChanges": [{
-            "textDocument": {"uri": uri, "version": version},
-            "edits": [{"range": doc.text.range(a, b), "newText": new_text}],
-        }]});
         let mut action = json!({"title": title, "kind": "quickfix"});
         let lazy = d.has_flag("lazy");
         if !lazy {
-            action["edit"] = edit;
+            action["edit"] = edit_of(doc, uri, version, d);
         }
         if d.has_flag("preferred") {
             action["isPreferred"] = json!(true);
@@ -99,7 +117,7 @@ pub fn code_actions(doc: &Analysis, uri: &str, version: i64, params: &Value) -> 
 }
 
 /// `codeAction/resolve`: re-runs the provider for `data.params` and returns the action at
-/// `data.providerResultIndex` with its edit.
+/// `data.providerResultIndex` of that run, with its edit (SPEC §D).
 pub fn resolve_code_action(
     doc: &Analysis,
     uri: &str,
@@ -117,17 +135,8 @@ pub fn resolve_code_action(
         .ok_or("Can't resolve; nothing further to resolve")?;
     if fresh.get("edit").is_none() {
         // A lazy action: only resolution computes its edit.
-        let d = doc
-            .directives
-            .iter()
-            .filter(|d| d.name == "code-action")
-            .nth(index);
-        if let Some(d) = d {
-            let (a, b) = doc.directive_span(d);
-            fresh["edit"] = json!({"documentChanges": [{
-                "textDocument": {"uri": uri, "version": version},
-                "edits": [{"range": doc.text.range(a, b), "newText": d.str_arg(1).unwrap_or_default()}],
-            }]});
+        if let Some(d) = offered(doc, params).get(index) {
+            fresh["edit"] = edit_of(doc, uri, version, d);
         }
     }
     Ok(fresh)

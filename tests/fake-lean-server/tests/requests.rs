@@ -402,6 +402,59 @@ fn code_actions_with_and_without_data_and_resolve() {
 }
 
 #[test]
+fn a_lazy_action_resolves_to_its_own_edit_whatever_else_the_file_offers() {
+    // SPEC §D: resolve re-runs the provider for `data.params` and completes the action at
+    // `providerResultIndex` of *that* run, so the index counts only the actions of its range.
+    let (mut c, _) = ready_with(&[], Opts::default());
+    let uri = c.project.uri("Fixture/TwoActions.lean");
+    let text = "example : True := by\n  trivial -- fake: code-action \"First\" \"decide\" data\n\nexample : True := by\n  trivial -- fake: code-action \"Second\" \"exact True.intro\" lazy\n";
+    c.open_text(&uri, text, 1, None);
+    c.sync(&uri, 1);
+    let params = json!({"textDocument": {"uri": uri}, "range": range((4, 2), (4, 2)), "context": {"diagnostics": []}});
+    let actions = c.call("textDocument/codeAction", params);
+    let a = actions.as_array().unwrap();
+    assert_eq!(a.len(), 1);
+    assert_eq!(a[0]["title"], "Second");
+    let resolved = c.call("codeAction/resolve", a[0].clone());
+    assert_eq!(resolved["title"], "Second");
+    assert_eq!(
+        resolved["edit"]["documentChanges"][0]["edits"][0],
+        json!({"range": range((4, 2), (4, 9)), "newText": "exact True.intro"})
+    );
+}
+
+#[test]
+fn code_actions_come_from_the_command_where_the_range_ends() {
+    // SPEC §D: `handleCodeAction` waits for the snapshot with `endPos ≥ range.end` and runs the
+    // providers on that one command, so a range over two commands offers the second's actions.
+    let (mut c, _) = ready_with(&[], Opts::default());
+    let uri = c.project.uri("Fixture/TwoCommands.lean");
+    let text = "example : True := by\n  trivial -- fake: code-action \"First\" \"decide\"\n\nexample : True := by\n  trivial -- fake: code-action \"Second\" \"decide\"\n";
+    c.open_text(&uri, text, 1, None);
+    c.sync(&uri, 1);
+    let mut titles = |from: (u32, u32), to: (u32, u32)| {
+        let params = json!({"textDocument": {"uri": uri}, "range": range(from, to), "context": {"diagnostics": []}});
+        let actions = c.call("textDocument/codeAction", params);
+        let titles: Vec<String> = actions
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["title"].as_str().unwrap().to_owned())
+            .collect();
+        titles
+    };
+    assert_eq!(titles((0, 0), (5, 0)), ["Second"]);
+    assert_eq!(titles((0, 0), (1, 9)), ["First"]);
+    // The end of the first command's trailing whitespace is still the first command.
+    assert_eq!(titles((1, 0), (3, 0)), ["First"]);
+    assert_eq!(
+        titles((1, 0), (3, 1)),
+        Vec::<String>::new(),
+        "line 1 is not the second's"
+    );
+}
+
+#[test]
 fn completion_and_resolve() {
     let (mut c, _) = ready_with(&[], Opts::default());
     let uri = c.project.uri("Fixture/Complete.lean");

@@ -1,0 +1,238 @@
+//! `lean_todo`: what is left to do in a range of a file — `sorry`s, holes, diagnostics, code
+//! actions and incomplete proofs — each with where `lean_run_at` would probe for it.
+//!
+//! Contract:
+//! 1. The caller's version must be current (`contentModified`); the range must lie in the
+//!    document with its start first (`invalidParams`, see `query`).
+//! 2. When a wanted kind comes from Lean's diagnostics (`diagnostic`, `code_action`,
+//!    `incomplete_proof`), the diagnostics barrier runs first, as for `lean_sync` (so stale
+//!    imports are `syncBarrierIncomplete`), and the caller's version must still be current after
+//!    it. Only `sorry` and `hole` wanted: no barrier.
+//! 3. Items (see `item`, `range`): `sorry` and `hole` from the code (`syntax`); `diagnostic` and
+//!    `incomplete_proof` from the version's diagnostics; each kept when it lies in the range.
+//!    `code_action`: `textDocument/codeAction` over the range, one command at a time (Lean offers
+//!    the actions of one command per request, see `commands`), with the diagnostics in each
+//!    request's range as its context; each action goes through `code_actions::for_client` (no
+//!    twin URI ever leaks), and an action with the same complete edit is listed once. A kind not
+//!    wanted costs nothing: no request is made for it.
+//! 4. `suggest` (default `basic`): `none` returns what the text and the diagnostics say and
+//!    asks Lean nothing more (`proof_state` only on incomplete proofs, from their message);
+//!    `basic` also gives incomplete proofs `run_at_text: "exact ?_"`, and asks Lean the goals at
+//!    each `sorry` and hole in the range (see `suggest`).
+//! 5. The result is `{version, range, items}`, items in order (start, end, kind). When the
+//!    document moved to another version while Lean was asked (another call changed it), the
+//!    items could mix two texts: `contentModified`.
+
+mod commands;
+mod item;
+mod query;
+mod range;
+mod suggest;
+mod syntax;
+
+use serde_json::{Value, json};
+
+use super::super::call::LeanCall;
+use super::super::documents::Document;
+use super::super::error::{HostError, code};
+use super::super::progress::LiveDiagnostics;
+use super::super::runtime::Runtime;
+use super::super::state::HostState;
+use super::code_actions::for_client;
+use super::documents::barrier;
+use super::navigation::ask;
+use super::schema::{LeanTool, natural, path, read_only, string_enum, version};
+use crate::mcp::{Execution, StatusNotice, ToolSpec};
+use item::{Item, Kind};
+use query::Query;
+use range::Range;
+use syntax::Found;
+
+/// The tool name.
+pub const TODO: &str = "lean_todo";
+
+/// The catalog entry.
+pub fn spec() -> ToolSpec {
+    let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+    let kinds = json!({
+        "type": "array",
+        "items": {"type": "string", "enum": names},
+        "description": "Omit or pass [] for all kinds."
+    });
+    let mut suggest = string_enum(
+        &["none", "basic"],
+        "basic (the default) also asks Lean for the goals at each sorry and hole (proof_state) \
+         and offers a first probe (run_at_text) where a tactic can run; none returns only what \
+         the text and the diagnostics say.",
+    );
+    suggest["default"] = json!("basic");
+    LeanTool {
+        name: TODO,
+        base: "Inspect agent-actionable Lean todo items in a file range: sorry, ?_ holes, \
+               diagnostics, code actions and incomplete proofs, each with the position to probe \
+               it at with lean_run_at. An empty range (start = end) asks about one point.",
+        properties: &[
+            ("path", path()),
+            ("version", version()),
+            ("start_line", natural("Zero-based LSP start line.")),
+            (
+                "start_character",
+                natural("Zero-based UTF-16 LSP start character."),
+            ),
+            ("end_line", natural("Zero-based LSP end line.")),
+            (
+                "end_character",
+                natural("Zero-based UTF-16 LSP end character."),
+            ),
+            ("kinds", kinds),
+            ("suggest", suggest),
+        ],
+        required: &[
+            "path",
+            "version",
+            "start_line",
+            "start_character",
+            "end_line",
+            "end_character",
+        ],
+        annotations: read_only(),
+        execution: Execution::Concurrent,
+        status: StatusNotice::WhenSlow,
+    }
+    .spec()
+}
+
+/// Runs `lean_todo`.
+pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, HostError> {
+    let runtime = call.runtime(&state.registry).await?;
+    let mut events = runtime.documents().subscribe();
+    let mut document = call.document(&runtime).await?.document;
+    call.check_version(&document)?;
+    let query = Query::read(call, &document)?;
+    if query.needs_diagnostics() {
+        let live = LiveDiagnostics::Off;
+        document = barrier(call, &runtime, document, &mut events, live).await?;
+        call.check_version(&document)?;
+    }
+    let mut items = text_items(&query, &document);
+    items.extend(diagnostic_items(&query, &document));
+    if query.wants(Kind::CodeAction) {
+        items.extend(code_action_items(call, &runtime, &document, query.range).await?);
+    }
+    if query.suggest {
+        for item in items
+            .iter_mut()
+            .filter(|i| matches!(i.kind, Kind::Sorry | Kind::Hole))
+        {
+            suggest::add_goals(call, &runtime, &document, item).await?;
+        }
+    }
+    still_current(call, &runtime, &document)?;
+    item::sort(&mut items);
+    Ok(json!({
+        "version": document.version,
+        "range": query.range.to_json(),
+        "items": items.iter().map(Item::to_json).collect::<Vec<_>>(),
+    }))
+}
+
+/// `sorry` and hole items of the code.
+fn text_items(query: &Query, document: &Document) -> Vec<Item> {
+    syntax::scan(&document.text)
+        .into_iter()
+        .map(|token| match token.found {
+            Found::Sorry => {
+                Item::new(Kind::Sorry, token.range).with("message", json!("syntactic sorry"))
+            }
+            Found::Hole => Item::new(Kind::Hole, token.range).with("message", json!("term hole")),
+        })
+        .filter(|item| query.wants(item.kind) && query.range.admits(item.range))
+        .collect()
+}
+
+/// `diagnostic` and `incomplete_proof` items of the version's diagnostics.
+fn diagnostic_items(query: &Query, document: &Document) -> Vec<Item> {
+    let mut items = Vec::new();
+    for d in &document.diagnostics {
+        if query.wants(Kind::Diagnostic) {
+            items.extend(item::diagnostic(d));
+        }
+        if query.wants(Kind::IncompleteProof) {
+            items.extend(item::incomplete_proof(d, query.suggest));
+        }
+    }
+    items.retain(|item| query.range.admits(item.range));
+    items
+}
+
+/// The code actions Lean offers for the range, asked about one command at a time (`commands`).
+async fn code_action_items(
+    call: &LeanCall<'_>,
+    runtime: &Runtime,
+    document: &Document,
+    query: Range,
+) -> Result<Vec<Item>, HostError> {
+    let mut items: Vec<Item> = Vec::new();
+    for range in commands::code_action_ranges(query, &document.text) {
+        let in_range: Vec<Value> = document
+            .diagnostics
+            .iter()
+            .filter(|d| item::diagnostic(d).is_some_and(|i| range.admits(i.range)))
+            .map(|d| d.raw.clone())
+            .collect();
+        let params = json!({
+            "textDocument": {"uri": &*document.uri},
+            "range": range.to_json(),
+            "context": {"diagnostics": in_range},
+        });
+        let answer = ask(call, runtime, document, "textDocument/codeAction", params).await?;
+        let Value::Array(actions) = answer else {
+            continue;
+        };
+        for action in actions {
+            // A bare `Command` (its `command` a string) is for an editor to run, not an action.
+            if action.get("command").is_some_and(Value::is_string) {
+                continue;
+            }
+            let Some(action) = for_client(action, document) else {
+                continue;
+            };
+            let item = item::code_action(action, &document.uri, range);
+            if !items.iter().any(|seen| same_edit(seen, &item)) {
+                items.push(item);
+            }
+        }
+    }
+    Ok(items)
+}
+
+/// Whether two code action items carry the same complete edit (asked about from two chunks of
+/// one command); a lazy action is never taken for another, its `data` tells them apart.
+fn same_edit(a: &Item, b: &Item) -> bool {
+    let (Some(x), Some(y)) = (a.extra.get("code_action"), b.extra.get("code_action")) else {
+        return false;
+    };
+    let without_data = |action: &Value| {
+        let mut action = action.clone();
+        if let Some(object) = action.as_object_mut() {
+            object.remove("data");
+        }
+        action
+    };
+    x.get("edit").is_some() && without_data(x) == without_data(y)
+}
+
+/// Fails when the document is no longer at the version the items were computed for.
+fn still_current(
+    call: &LeanCall<'_>,
+    runtime: &Runtime,
+    document: &Document,
+) -> Result<(), HostError> {
+    match runtime.documents().get(&document.uri) {
+        Some(current) => call.check_version(&current),
+        None => Err(HostError::new(
+            code::CONTENT_MODIFIED,
+            format!("{} was closed while Lean was asked", call.path_argument()),
+        )),
+    }
+}

@@ -1,0 +1,101 @@
+//! What one `lean_todo` call asks for: the range, the kinds and the suggestion level, read from
+//! its (schema-checked) arguments.
+//!
+//! Contract:
+//! 1. Both ends of the range must lie inside the document (as for every position tool) and the
+//!    start must not come after the end; otherwise `invalidParams`.
+//! 2. `kinds` absent or `[]` means every kind; repeated kinds count once.
+//! 3. `suggest` is `basic` unless the call says `none`.
+
+use serde_json::{Value, json};
+
+use super::super::super::call::LeanCall;
+use super::super::super::documents::Document;
+use super::super::super::error::HostError;
+use super::item::Kind;
+use super::range::{Position, Range};
+
+/// One call's question.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    /// The range asked about.
+    pub range: Range,
+    kinds: Vec<Kind>,
+    /// Whether `suggest` is `basic`.
+    pub suggest: bool,
+}
+
+impl Query {
+    /// Reads the call's question, checking its range against `document`.
+    pub fn read(call: &LeanCall<'_>, document: &Document) -> Result<Query, HostError> {
+        let start = call.position_of(document, "start_line", "start_character")?;
+        let end = call.position_of(document, "end_line", "end_character")?;
+        let (Some(start), Some(end)) = (Position::from_json(&start), Position::from_json(&end))
+        else {
+            return Err(HostError::invalid_params(
+                "the range is not a pair of positions",
+            ));
+        };
+        if start > end {
+            return Err(HostError::invalid_params(format!(
+                "the range starts at {}:{} after it ends at {}:{}; pass the start first (an \
+                 empty range asks about one point)",
+                start.line, start.character, end.line, end.character
+            ))
+            .with_data(json!({"start": start.to_json(), "end": end.to_json()})));
+        }
+        Ok(Query {
+            range: Range::new(start, end),
+            kinds: kinds(call.args.get("kinds")),
+            suggest: call.args.get("suggest").and_then(Value::as_str) != Some("none"),
+        })
+    }
+
+    /// Whether the call wants items of `kind`.
+    pub fn wants(&self, kind: Kind) -> bool {
+        self.kinds.contains(&kind)
+    }
+
+    /// Whether any item it wants comes from Lean's diagnostics (so they must be final first).
+    pub fn needs_diagnostics(&self) -> bool {
+        [Kind::Diagnostic, Kind::CodeAction, Kind::IncompleteProof]
+            .into_iter()
+            .any(|kind| self.wants(kind))
+    }
+}
+
+/// The kinds `kinds` names; every kind when it names none.
+fn kinds(given: Option<&Value>) -> Vec<Kind> {
+    let named: Vec<Kind> = given
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .filter_map(Kind::named)
+                .collect()
+        })
+        .unwrap_or_default();
+    if named.is_empty() {
+        return Kind::ALL.to_vec();
+    }
+    Kind::ALL
+        .into_iter()
+        .filter(|kind| named.contains(kind))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_kinds_means_every_kind() {
+        assert_eq!(kinds(None), Kind::ALL);
+        assert_eq!(kinds(Some(&json!([]))), Kind::ALL);
+        assert_eq!(
+            kinds(Some(&json!(["incomplete_proof", "sorry", "sorry"]))),
+            [Kind::Sorry, Kind::IncompleteProof]
+        );
+    }
+}
