@@ -8,6 +8,7 @@ mod support;
 mod catalog;
 mod documents;
 mod failures;
+mod feedback;
 mod harness;
 mod lifecycle;
 mod logging;
