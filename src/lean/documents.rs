@@ -165,6 +165,11 @@ impl Documents {
         self.lock().get(uri).cloned()
     }
 
+    /// Every open document, in no particular order.
+    pub fn all(&self) -> Vec<Document> {
+        self.lock().values().cloned().collect()
+    }
+
     /// How many documents are open.
     pub fn open_count(&self) -> usize {
         self.lock().len()

@@ -12,6 +12,7 @@ mod call;
 mod diagnostics;
 mod documents;
 mod error;
+mod feedback;
 mod lsp;
 mod options;
 mod orphans;
@@ -70,6 +71,10 @@ impl ToolHost for LeanHost {
 
     fn admitted(&self, tool: &str, arguments: &Value, ctx: &CallContext) {
         if tools::is_quiet(tool) {
+            return;
+        }
+        if tool == tools::feedback::NAME {
+            tools::feedback::admitted(arguments, ctx);
             return;
         }
         let path = arguments.get("path").and_then(Value::as_str);

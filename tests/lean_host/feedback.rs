@@ -320,9 +320,9 @@ fn confidential_reports_collect_nothing_and_name_no_workspace() {
                 "include_collected": true,
                 "bundle": "dir",
                 "client_request_id": "req-7",
-                "request": {"secret": "request payload"},
-                "response": {"secret": "response payload"},
-                "evidence": [{"name": "secret.txt", "content": "evidence payload"}],
+                "request": {"hush": "hush-request"},
+                "response": {"hush": "hush-response"},
+                "evidence": [{"name": "hush.txt", "content": "hush-evidence"}],
             }),
         ),
     );
@@ -360,7 +360,7 @@ fn confidential_reports_collect_nothing_and_name_no_workspace() {
     );
     assert!(markdown.contains("~/other"), "{markdown}");
     let text = card.to_string();
-    for leaked in ["[root]", "~/project", "payload", "secret.txt", "req-7"] {
+    for leaked in ["[root]", "~/project", "hush", "req-7"] {
         assert!(!text.contains(leaked), "{leaked:?} leaked: {text}");
     }
     let warnings = card["collection_warnings"].to_string();
@@ -383,7 +383,7 @@ fn confidential_reports_collect_nothing_and_name_no_workspace() {
         let content = read(&bundle.join(&file));
         assert!(!content.contains(&root), "{file} names the root");
         assert!(!content.contains(&home), "{file} names the home directory");
-        assert!(!content.contains("payload"), "{file} holds a payload");
+        assert!(!content.contains("hush"), "{file} holds a payload");
     }
     crate::harness::snapshot("feedback_confidential", card_snapshot(&card));
     lean.server.finish_clean();
@@ -944,4 +944,61 @@ fn the_catalog_entry_follows_the_specification() {
     assert_eq!(content, ["description"], "any JSON value");
     assert_eq!(evidence["properties"]["path"]["type"], "string");
     server.finish_clean();
+}
+
+#[test]
+fn evidence_without_a_bundle_is_listed_not_copied() {
+    let project = Project::fixture();
+    let mut lean = start(&project);
+    let card = lean.ok(
+        TOOL,
+        report(
+            &project,
+            json!({"evidence": [
+                {"name": "notes.txt", "content": "inline words"},
+                {"name": "Basic.lean", "path": "Fixture/Basic.lean"},
+            ]}),
+        ),
+    );
+    let markdown = card["markdown"].as_str().unwrap();
+    assert!(markdown.contains("## Evidence"), "{markdown}");
+    assert!(
+        markdown.contains("`notes.txt`: inline text, 12 bytes"),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("`Basic.lean`: file `Fixture/Basic.lean`"),
+        "{markdown}"
+    );
+    assert!(!markdown.contains("inline words"), "listed, never inlined");
+    assert!(
+        card["collection_warnings"]
+            .to_string()
+            .contains("copied only into a bundle"),
+        "{card}"
+    );
+    assert!(beam_dir(&project).is_empty());
+    lean.server.finish_clean();
+}
+
+#[test]
+fn a_confidential_refusal_names_no_workspace_either() {
+    let project = Project::fixture();
+    let mut lean = start(&project);
+    let missing = project.root().join("Fixture/Nope.lean");
+    let error = lean.fails(
+        TOOL,
+        report(
+            &project,
+            json!({"confidential": true, "evidence": [{"name": "e.txt", "path": missing}]}),
+        ),
+        "invalidInput",
+    );
+    let message = error["message"].as_str().unwrap();
+    assert!(
+        message.contains("$WORKSPACE/Fixture/Nope.lean"),
+        "{message}"
+    );
+    assert!(!error.to_string().contains("[root]"), "{error}");
+    lean.server.finish_clean();
 }
