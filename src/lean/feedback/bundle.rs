@@ -26,6 +26,8 @@ pub const FEEDBACK_DIR: &str = ".beam/feedback";
 
 /// The longest slug taken from a title.
 const MAX_SLUG: usize = 48;
+/// How many ids one claim tries before it gives up.
+const MAX_TRIES: u32 = 1000;
 
 /// Where a bundle goes, claimed.
 #[derive(Debug)]
@@ -54,7 +56,7 @@ pub fn claim(
         at.second(),
         slug(title)
     );
-    for n in 1u32.. {
+    for n in 1..=MAX_TRIES {
         let id = if n == 1 {
             base.clone()
         } else {
@@ -76,7 +78,9 @@ pub fn claim(
             Err(e) => return Err(failed(format!("could not create {FEEDBACK_DIR}/{id}: {e}"))),
         }
     }
-    unreachable!("some suffix is free")
+    Err(failed(format!(
+        "{FEEDBACK_DIR} already holds {MAX_TRIES} bundles named {base}"
+    )))
 }
 
 /// Writes `files` (relative names, contents) into the claimed directory, and the zip; on
@@ -185,8 +189,8 @@ fn write_zip(
             .map_err(|e| fail(&e))?;
         archive.write_all(content).map_err(|e| fail(&e))?;
     }
-    let file = archive.finish().map_err(|e| fail(&e))?;
-    file.sync_all().map_err(|e| fail(&e))
+    archive.finish().map_err(|e| fail(&e))?;
+    Ok(())
 }
 
 fn create_new(path: &Path, content: &[u8]) -> std::io::Result<()> {
@@ -194,8 +198,7 @@ fn create_new(path: &Path, content: &[u8]) -> std::io::Result<()> {
         .write(true)
         .create_new(true)
         .open(path)?;
-    file.write_all(content)?;
-    file.sync_all()
+    file.write_all(content)
 }
 
 /// The title as a file-name slug.
