@@ -24,7 +24,17 @@ fn start(project: &Project) -> Lean {
 
 fn start_all(projects: &[&Project]) -> Lean {
     let home = home_of(projects[0]);
-    Lean::start(projects, &[], &[("HOME", home.to_str().expect("utf-8"))])
+    // A real lake finds its toolchains through elan, under the real home.
+    let elan_home = std::env::var("ELAN_HOME")
+        .unwrap_or_else(|_| format!("{}/.elan", std::env::var("HOME").unwrap_or_default()));
+    Lean::start(
+        projects,
+        &[],
+        &[
+            ("HOME", home.to_str().expect("utf-8")),
+            ("ELAN_HOME", &elan_home),
+        ],
+    )
 }
 
 fn home_of(project: &Project) -> PathBuf {
