@@ -6,7 +6,8 @@
 //! was given (`documents`, `diagnostics`). Tools (`tools`) resolve their workspace, file,
 //! version and position (`call`), ask Lean, and report progress while they wait (`progress`).
 //! Failures are `error`'s codes; `stats` counts everything. What a dead server leaves behind is
-//! ended by `orphans`.
+//! ended by `orphans`. Feedback reports (`feedback`) read what the host holds and never start
+//! Lean.
 
 mod call;
 mod diagnostics;
