@@ -182,6 +182,15 @@ impl Documents {
         self.lock().get(uri).cloned()
     }
 
+    /// Every open real file (twins aside), in no particular order.
+    pub fn all(&self) -> Vec<Document> {
+        let open = self.lock();
+        open.values()
+            .filter(|d| !is_twin_uri(&d.uri))
+            .cloned()
+            .collect()
+    }
+
     /// How many documents are open: `(real files, twins)`.
     pub fn open_counts(&self) -> (usize, usize) {
         let open = self.lock();

@@ -31,6 +31,8 @@ pub mod code {
     pub const SYNC_BARRIER_INCOMPLETE: &str = "syncBarrierIncomplete";
     /// Lean cancelled the request.
     pub const REQUEST_CANCELLED: &str = "requestCancelled";
+    /// A feedback bundle could not be written inside the workspace (nothing of it is left).
+    pub const FEEDBACK_BUNDLE_FAILED: &str = "feedbackBundleFailed";
     /// Something failed inside the host.
     pub const INTERNAL_ERROR: &str = "internalError";
 }

@@ -6,12 +6,14 @@
 //! was given (`documents`, `diagnostics`). Tools (`tools`) resolve their workspace, file,
 //! version and position (`call`), ask Lean, and report progress while they wait (`progress`).
 //! Failures are `error`'s codes; `stats` counts everything. What a dead server leaves behind is
-//! ended by `orphans`.
+//! ended by `orphans`. Feedback reports (`feedback`) read what the host holds and never start
+//! Lean.
 
 mod call;
 mod diagnostics;
 mod documents;
 mod error;
+mod feedback;
 mod handles;
 mod lsp;
 mod options;
@@ -95,6 +97,10 @@ impl ToolHost for LeanHost {
 
     fn admitted(&self, tool: &str, arguments: &Value, ctx: &CallContext) {
         if tools::is_quiet(tool) {
+            return;
+        }
+        if tool == tools::feedback::NAME {
+            tools::feedback::admitted(arguments, ctx);
             return;
         }
         let path = arguments.get("path").and_then(Value::as_str);

@@ -239,6 +239,11 @@ impl Runtime {
         })
     }
 
+    /// The last lines the server wrote to stderr, oldest first.
+    pub fn stderr_tail(&self) -> Vec<String> {
+        self.tail.lines()
+    }
+
     /// Reads `path` from disk and brings Lean's copy up to date (see the contract).
     pub async fn sync_document(&self, path: &Path) -> Result<Synced, HostError> {
         let uri: Arc<str> = file_uri(path).into();

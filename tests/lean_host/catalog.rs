@@ -26,6 +26,7 @@ fn both_families_list_the_lean_tools_in_order() {
         [
             "beam_version",
             "beam_stats",
+            "beam_feedback_report",
             "lean_drop_workspace",
             "lean_run_at",
             "lean_run_at_handle",

@@ -9,6 +9,7 @@ mod budget;
 mod catalog;
 mod documents;
 mod failures;
+mod feedback;
 mod harness;
 mod lifecycle;
 mod logging;

@@ -2,12 +2,15 @@
 //! implementations. This file puts the catalog in its documented order and routes calls.
 //!
 //! Contract: every workspace-bound call validates its workspace first (nothing starts for an
-//! invalid one), is recorded once in the statistics with its outcome and latency (a call that
-//! is cancelled counts as cancelled), and its result echoes the canonical workspace descriptor.
+//! invalid one). Every Lean operation is recorded once in the statistics with its outcome and
+//! latency (a call that is cancelled counts as cancelled), and its result echoes the canonical
+//! workspace descriptor. `beam_feedback_report` is no Lean operation: it is not recorded, and a
+//! confidential report does not echo its workspace.
 
 pub mod admin;
 pub mod code_actions;
 pub mod documents;
+pub mod feedback;
 pub mod goals;
 pub mod navigation;
 pub mod schema;
@@ -29,7 +32,12 @@ use crate::mcp::{CallContext, ToolSpec};
 
 /// Every tool, in listing order.
 pub fn catalog() -> Vec<ToolSpec> {
-    let mut tools = vec![version::spec(), admin::stats_spec(), admin::drop_spec()];
+    let mut tools = vec![
+        version::spec(),
+        admin::stats_spec(),
+        feedback::spec(),
+        admin::drop_spec(),
+    ];
     tools.extend(speculative::run_at_specs());
     tools.extend(navigation::specs());
     tools.push(goals::spec());
@@ -56,6 +64,8 @@ pub async fn dispatch(
         version::NAME => Ok(version::identity(state.registry.is_active())),
         admin::STATS => Ok(admin::stats(state)),
         admin::DROP => admin::drop_workspace(state, &arguments).await,
+        // Not a Lean operation: it starts nothing and is not counted in the statistics.
+        feedback::NAME => feedback::report(state, &arguments).await,
         _ => {
             let mut call = LeanCall::new(ctx, &arguments)?;
             let recorded = Recorded::new(state, &call.root, tool);

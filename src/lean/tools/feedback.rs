@@ -1,0 +1,504 @@
+//! `beam_feedback_report`: a pasteable report for one explicit workspace, and optionally a
+//! local evidence bundle. Beam never sends it anywhere.
+//!
+//! Contract:
+//! 1. The workspace is validated as a Lake project, and the whole report (`feedback::input`),
+//!    before anything is collected or written. The tool never starts, restarts or talks to
+//!    Lean: it reads only what the host already holds. It is not a Lean operation, so the
+//!    statistics do not count it.
+//! 2. Non-confidential, `collected` is `{identity, stats, openFiles, runtime}`: the server's
+//!    identity (as `beam_version`), this workspace's `beam_stats` entry, its open documents and
+//!    its runtime (`{cached, lake, toolchain}`, and for a cached runtime `{epoch, alive,
+//!    configChanges, lspMessagesSent, stderrTail}`), `null` for what does not exist. Another
+//!    workspace's state is never included. Without a cached runtime a collection warning says
+//!    what could not be collected.
+//! 3. Confidential, `collected` is `{identity: {name, version, mcp_protocol, runtime_active}}`:
+//!    nothing is read from the project; the request, response, evidence and client request id
+//!    are left out (a warning names which were given); `active_root` is null; the workspace is
+//!    not echoed; and the workspace root (as `$WORKSPACE`) is redacted with the home directory
+//!    from everything, error messages included.
+//! 4. The result is `{markdown, metadata, collected? (with include_collected),
+//!    collection_warnings, bundle_dir?, zip_path?, workspace? (non-confidential)}`; with
+//!    `redact` (the default) everything but the workspace echo, which later calls may use, has
+//!    the home directory replaced by `~`.
+//! 5. A bundle (`feedback::bundle`) holds `card.md` (with the full debug context),
+//!    `metadata.json`, `collected.json`, `report.json` (the full report; without local paths
+//!    when confidential) and, unless confidential, `evidence/<name>` for each evidence entry,
+//!    redacted like the rest. Evidence is read when it is written, never inlined in the card.
+
+use std::io::Read;
+use std::path::Path;
+
+use serde_json::{Value, json};
+use time::OffsetDateTime;
+
+use super::super::diagnostics;
+use super::super::error::{HostError, code};
+use super::super::feedback::bundle;
+use super::super::feedback::card::{self, Context};
+use super::super::feedback::input::{Bundle, MAX_EVIDENCE_FILE, NARRATIVE, Report, Source};
+use super::super::feedback::redact::Redactor;
+use super::super::runtime::{Runtime, uri_path};
+use super::super::state::HostState;
+use super::super::workspace::WorkspaceRoot;
+use super::schema::{lean_input, string_enum};
+use super::{admin, version};
+use crate::mcp::{CallContext, Execution, StatusNotice, ToolAnnotations, ToolSpec};
+
+/// The tool name.
+pub const NAME: &str = "beam_feedback_report";
+
+/// What the tool does, before its progress hint.
+const DESCRIPTION: &str = "Beam does not upload or submit feedback. This tool creates and \
+    returns a pasteable feedback report for one explicit workspace. The report is a markdown card \
+    and its metadata. A non-confidential report may hold the narrative and payloads you pass, local \
+    paths and this workspace's Beam context (statistics, open files, the Lean server's recent \
+    output), so review it before posting it. Set confidential for a non-public workspace: it \
+    collects no project context, leaves out payloads and evidence, does not echo the workspace \
+    and replaces home and workspace paths, but keeps the rest of your narrative as written (it \
+    is not scanned for other secrets), so never post it publicly. A local evidence bundle \
+    (bundle: dir or zip, under <root>/.beam/feedback/) is optional. It never starts Lean.";
+
+/// The progress hint of this tool.
+const PROGRESS_HINT: &str = "For detailed live updates, clients can pass `tools/call` \
+    `_meta.progressToken`; without one, Beam emits one status log when collection is delayed \
+    and the request's logging policy admits notice-level events.";
+
+/// The longest `lean-toolchain` read.
+const TOOLCHAIN_BYTES: u64 = 256;
+
+/// The catalog entry.
+pub fn spec() -> ToolSpec {
+    let text = |description: &str| json!({"type": "string", "description": description});
+    let flag = |default: bool, description: &str| json!({"type": "boolean", "default": default, "description": description});
+    let mut bundle = string_enum(
+        &["none", "dir", "zip"],
+        "Also write a local evidence bundle under <root>/.beam/feedback/: dir (a directory) or \
+         zip (the directory and a zip of it beside it). Defaults to none.",
+    );
+    bundle["default"] = json!("none");
+    let properties = [
+        ("title", text("Short report title.")),
+        (
+            "summary",
+            text("What went wrong, or what the feedback is about."),
+        ),
+        (
+            "reproduction",
+            text("Concrete steps or commands that reproduce the behavior."),
+        ),
+        ("expected", text("The behavior you expected.")),
+        ("actual", text("The behavior you observed instead.")),
+        (
+            "kind",
+            string_enum(
+                &["bug", "ux", "perf", "docs", "question"],
+                "Triage category.",
+            ),
+        ),
+        (
+            "severity",
+            string_enum(&["low", "medium", "high", "critical"], "Triage severity."),
+        ),
+        ("impact", text("Who or what is affected, and how much.")),
+        ("workaround", text("A workaround, if one is known.")),
+        (
+            "tags",
+            json!({
+                "type": "array",
+                "description": "Short labels for routing the report.",
+                "items": {"type": "string", "description": "One label."}
+            }),
+        ),
+        (
+            "client_request_id",
+            text("Your own correlation id for the request the report is about."),
+        ),
+        (
+            "request",
+            json!({"type": "object", "description": "The request payload the report is about."}),
+        ),
+        (
+            "response",
+            json!({"type": "object", "description": "The response payload the report is about."}),
+        ),
+        (
+            "evidence",
+            json!({
+                "type": "array",
+                "description": "Evidence to copy into the bundle, each with exactly one of \
+                    content or path.",
+                "items": {
+                    "type": "object",
+                    "description": "One piece of evidence.",
+                    "properties": {
+                        "name": {
+                            "type": "string",
+                            "description": "Its simple file name in the bundle: ASCII letters, \
+                                digits, '.', '_' and '-', starting with a letter, digit or '_'; \
+                                no path separators."
+                        },
+                        "content": {
+                            "description": "Inline evidence: a string is written as is, any \
+                                other JSON value as formatted JSON."
+                        },
+                        "path": {
+                            "type": "string",
+                            "description": "A regular file inside the workspace (relative to \
+                                its root unless absolute), at most 1 MiB."
+                        }
+                    },
+                    "required": ["name"],
+                    "additionalProperties": false
+                }
+            }),
+        ),
+        ("bundle", bundle),
+        (
+            "redact",
+            flag(
+                true,
+                "Replace the home directory with ~ in the report and its bundle (the echoed \
+                 workspace descriptor stays as it is). Defaults to true.",
+            ),
+        ),
+        (
+            "confidential",
+            flag(
+                false,
+                "Set true for a non-public workspace: collects no project context; leaves out \
+                 request, response, evidence and client_request_id; does not echo the \
+                 workspace; redacts the home directory and the workspace root (so it cannot be \
+                 combined with redact: false); keeps the rest of your narrative as written, \
+                 without scanning it for other secrets; and marks the report confidential. \
+                 Defaults to false.",
+            ),
+        ),
+        (
+            "include_collected",
+            flag(
+                false,
+                "Also return the collected Beam context and render it in the markdown (for a \
+                 confidential report, the server identity only). Defaults to false.",
+            ),
+        ),
+    ];
+    ToolSpec {
+        name: NAME.into(),
+        description: format!("{DESCRIPTION} {PROGRESS_HINT}"),
+        input_schema: lean_input(&properties, &NARRATIVE),
+        annotations: ToolAnnotations::default(),
+        execution: Execution::Concurrent,
+        status: StatusNotice::WhenSlow,
+    }
+}
+
+/// What a call says as it is admitted: its one phase, collection.
+pub fn admitted(arguments: &Value, ctx: &CallContext) {
+    ctx.set_status("collecting", None);
+    ctx.progress(if confidential(arguments) {
+        format!("{NAME}: preparing a confidential report")
+    } else {
+        format!("{NAME}: collecting the report context")
+    });
+}
+
+fn confidential(arguments: &Value) -> bool {
+    arguments.get("confidential") == Some(&Value::Bool(true))
+}
+
+/// Makes the report (see the contract).
+pub async fn report(state: &HostState, arguments: &Value) -> Result<Value, HostError> {
+    let descriptor = arguments.get("workspace").unwrap_or(&Value::Null);
+    let root = WorkspaceRoot::resolve(descriptor)?;
+    // Built from the raw flags, so even a refusal of the report is redacted as it would be.
+    let written_root = descriptor["root"].as_str().unwrap_or_default();
+    let redactor = Redactor::new(
+        std::env::var("HOME").ok().as_deref(),
+        arguments.get("redact") != Some(&Value::Bool(false)) || confidential(arguments),
+        confidential(arguments).then_some((root.path(), written_root)),
+    );
+    let report = Report::read(arguments, &root).map_err(|e| redacted(&redactor, e))?;
+    let (collected, warnings) = if report.confidential {
+        (restricted_identity(state), left_out(&report))
+    } else {
+        collect(state, &root, &report)
+    };
+    let echo = (!report.confidential).then(|| root.descriptor());
+    let root = root.path().to_path_buf();
+    let at = OffsetDateTime::now_utc();
+    let built = tokio::task::spawn_blocking(move || {
+        build(report, &root, collected, warnings, at, &redactor).map_err(|e| redacted(&redactor, e))
+    })
+    .await
+    .map_err(|_| {
+        HostError::new(
+            code::INTERNAL_ERROR,
+            "making the feedback report failed inside lean-beam-mcp (a bug: see its log)",
+        )
+    })?;
+    let mut result = built?;
+    if let Some(echo) = echo {
+        result["workspace"] = echo;
+    }
+    Ok(result)
+}
+
+fn redacted(redactor: &Redactor, mut error: HostError) -> HostError {
+    error.message = redactor.text(&error.message);
+    error
+}
+
+fn restricted_identity(state: &HostState) -> Value {
+    let full = version::identity(state.registry.is_active());
+    let mut identity = serde_json::Map::new();
+    for key in ["name", "version", "mcp_protocol", "runtime_active"] {
+        identity.insert(key.into(), full[key].clone());
+    }
+    json!({ "identity": identity })
+}
+
+/// The warning of a confidential report that was given what it leaves out.
+fn left_out(report: &Report) -> Vec<String> {
+    let given: Vec<&str> = [
+        ("request", report.request.is_some()),
+        ("response", report.response.is_some()),
+        ("evidence", !report.evidence.is_empty()),
+        ("client_request_id", report.client_request_id.is_some()),
+    ]
+    .iter()
+    .filter(|(_, given)| *given)
+    .map(|(name, _)| *name)
+    .collect();
+    if given.is_empty() {
+        return Vec::new();
+    }
+    vec![format!(
+        "confidential report: {} left out",
+        given.join(", ")
+    )]
+}
+
+/// The context of a non-confidential report, from what the host holds now.
+fn collect(state: &HostState, root: &WorkspaceRoot, report: &Report) -> (Value, Vec<String>) {
+    let mut warnings = Vec::new();
+    let identity = version::identity(state.registry.is_active());
+    let stats = admin::stats(state)["workspaces"]
+        .get(root.key())
+        .cloned()
+        .unwrap_or(Value::Null);
+    let cached = state
+        .registry
+        .running()
+        .into_iter()
+        .find(|r| r.root() == root);
+    let mut runtime = json!({
+        "cached": cached.is_some(),
+        "lake": state.options.lake.display().to_string(),
+        "toolchain": toolchain(root.path()),
+    });
+    let open_files = match &cached {
+        Some(cached) => {
+            runtime["epoch"] = json!(cached.epoch());
+            runtime["alive"] = json!(cached.is_alive());
+            runtime["configChanges"] = json!(cached.config_changes());
+            runtime["lspMessagesSent"] = json!(cached.messages_sent());
+            runtime["stderrTail"] = json!(cached.stderr_tail());
+            open_files(cached, root)
+        }
+        None => {
+            warnings.push(
+                "no Lean runtime is cached for this workspace, so its open files and Lean \
+                 server output were not collected (feedback never starts Lean)"
+                    .into(),
+            );
+            Value::Null
+        }
+    };
+    if !report.evidence.is_empty() && report.bundle == Bundle::None {
+        warnings.push(
+            "evidence is copied only into a bundle: pass bundle \"dir\" or \"zip\" to include it"
+                .into(),
+        );
+    }
+    let collected = json!({
+        "identity": identity,
+        "stats": stats,
+        "openFiles": open_files,
+        "runtime": runtime,
+    });
+    (collected, warnings)
+}
+
+fn open_files(runtime: &Runtime, root: &WorkspaceRoot) -> Value {
+    let mut files: Vec<Value> = runtime
+        .documents()
+        .all()
+        .iter()
+        .map(|document| {
+            let path = uri_path(&document.uri).map_or_else(
+                || document.uri.to_string(),
+                |path| {
+                    path.strip_prefix(root.path())
+                        .unwrap_or(&path)
+                        .display()
+                        .to_string()
+                },
+            );
+            json!({
+                "path": path,
+                "version": document.version,
+                "diagnostics": {"counts": diagnostics::counts(&document.diagnostics)},
+                "document_progress": document.progress.to_json(),
+            })
+        })
+        .collect();
+    files.sort_by(|a, b| a["path"].as_str().cmp(&b["path"].as_str()));
+    Value::Array(files)
+}
+
+/// The first line of the workspace's `lean-toolchain`, if it has one.
+fn toolchain(root: &Path) -> Option<String> {
+    let path = root.join("lean-toolchain");
+    // Never opened unless regular: a FIFO would block.
+    if !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+        return None;
+    }
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(TOOLCHAIN_BYTES)
+        .read_to_string(&mut text)
+        .ok()?;
+    let line = text.lines().next()?.trim();
+    (!line.is_empty()).then(|| line.to_owned())
+}
+
+/// Renders the report, writes its bundle if asked, and returns the result (without the
+/// workspace echo), redacted.
+fn build(
+    mut report: Report,
+    root: &Path,
+    collected: Value,
+    warnings: Vec<String>,
+    at: OffsetDateTime,
+    redactor: &Redactor,
+) -> Result<Value, HostError> {
+    let evidence = if report.bundle != Bundle::None && !report.confidential {
+        read_evidence(&report, redactor)?
+    } else {
+        Vec::new()
+    };
+    if report.confidential {
+        report.request = None;
+        report.response = None;
+        report.evidence.clear();
+        report.client_request_id = None;
+    }
+    let generated_at = format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second()
+    );
+    let active_root = (!report.confidential).then(|| root.display().to_string());
+    let context = Context {
+        generated_at: &generated_at,
+        active_root: active_root.as_deref(),
+        collected: &collected,
+        warnings: &warnings,
+    };
+    let metadata = card::metadata(&report, &context);
+    let full = card::markdown(&report, &context, true);
+    let markdown = if report.include_collected {
+        full.clone()
+    } else {
+        card::markdown(&report, &context, false)
+    };
+    let mut result = json!({
+        "markdown": markdown,
+        "metadata": metadata,
+        "collection_warnings": warnings,
+    });
+    if report.include_collected {
+        result["collected"] = collected.clone();
+    }
+    if report.bundle != Bundle::None {
+        let claimed = bundle::claim(root, &report.title, at, report.bundle == Bundle::Zip)?;
+        let dir = claimed.dir.display().to_string();
+        let zip = claimed.zip.as_ref().map(|z| z.display().to_string());
+        result["bundle_dir"] = json!(dir);
+        if let Some(zip) = &zip {
+            result["zip_path"] = json!(zip);
+        }
+        let mut saved = json!({
+            "markdown": full,
+            "metadata": result["metadata"],
+            "collected": collected,
+            "collection_warnings": result["collection_warnings"],
+        });
+        if !report.confidential {
+            saved["bundle_dir"] = json!(dir);
+            if let Some(zip) = &zip {
+                saved["zip_path"] = json!(zip);
+            }
+        }
+        let pretty = |value: &Value| {
+            let mut text = serde_json::to_string_pretty(&redactor.json(value)).unwrap_or_default();
+            text.push('\n');
+            text.into_bytes()
+        };
+        let mut files = vec![
+            ("card.md".to_owned(), redactor.bytes(full.as_bytes())),
+            ("metadata.json".to_owned(), pretty(&saved["metadata"])),
+            ("collected.json".to_owned(), pretty(&saved["collected"])),
+            ("report.json".to_owned(), pretty(&saved)),
+        ];
+        files.extend(evidence);
+        bundle::write(&claimed, &files, at)?;
+    }
+    Ok(redactor.json(&result))
+}
+
+/// Each evidence entry's file in the bundle and its redacted content.
+fn read_evidence(
+    report: &Report,
+    redactor: &Redactor,
+) -> Result<Vec<(String, Vec<u8>)>, HostError> {
+    let mut files = Vec::with_capacity(report.evidence.len());
+    for (index, evidence) in report.evidence.iter().enumerate() {
+        let content = match &evidence.source {
+            Source::Inline(Value::String(text)) => text.clone().into_bytes(),
+            Source::Inline(value) => {
+                let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+                text.push('\n');
+                text.into_bytes()
+            }
+            Source::File { given, path, .. } => {
+                let refuse = |why: String| {
+                    HostError::invalid_input(format!("evidence path {given:?} {why}"))
+                        .with_path(&format!("/evidence/{index}/path"))
+                };
+                let mut content = Vec::new();
+                std::fs::File::open(path)
+                    .and_then(|file| file.take(MAX_EVIDENCE_FILE + 1).read_to_end(&mut content))
+                    .map_err(|e| refuse(format!("cannot be read: {e}")))?;
+                if content.len() as u64 > MAX_EVIDENCE_FILE {
+                    return Err(refuse(format!(
+                        "grew larger than the {} MiB a report copies of one file",
+                        MAX_EVIDENCE_FILE >> 20
+                    )));
+                }
+                content
+            }
+        };
+        files.push((
+            format!("evidence/{}", evidence.name),
+            redactor.bytes(&content),
+        ));
+    }
+    Ok(files)
+}
