@@ -114,6 +114,12 @@ impl<'a> LeanCall<'a> {
         if !file.is_file() {
             return Err(bad(format!("{given:?} is not a file")));
         }
+        if super::twins::is_twin_uri(&file.to_string_lossy()) {
+            return Err(bad(format!(
+                "{given:?} is a hidden twin of Beam's speculative runs, not a file of the \
+                 project; name the real file"
+            )));
+        }
         if file.extension().is_none_or(|ext| ext != "lean") {
             return Err(bad(format!(
                 "{given:?} is not a Lean source file (.lean); Lean serves only those"

@@ -129,7 +129,10 @@ fn drop_evicts_the_runtime_and_is_idempotent() {
         recreated["version"], 1,
         "the same text keeps its version across runtimes"
     );
-    project.write("Fixture/Basic.lean", &format!("{}\n", project.read("Fixture/Basic.lean")));
+    project.write(
+        "Fixture/Basic.lean",
+        &format!("{}\n", project.read("Fixture/Basic.lean")),
+    );
     lean.ok(
         "lean_drop_workspace",
         json!({"workspace": project.descriptor()}),

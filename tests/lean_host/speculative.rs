@@ -445,6 +445,19 @@ fn a_lake_that_cannot_set_up_a_missing_file_gets_twins_on_disk() {
         "{shown}"
     );
     assert_eq!(symbols["result"].as_array().unwrap().len(), 1, "{symbols}");
+    let twin = lean.fails(
+        "lean_hover",
+        args(
+            &project,
+            ".lake/beam/twins/Fixture/Basic.lean",
+            json!({"version": 1, "line": 0, "character": 0}),
+        ),
+        "invalidParams",
+    );
+    assert!(
+        twin["message"].as_str().unwrap().contains("hidden twin"),
+        "{twin}"
+    );
     lean.ok("lean_close", args(&project, BASIC, json!({})));
     assert!(!on_disk.exists(), "closing the file removes its twin");
     lean.server.finish_clean();
