@@ -462,3 +462,44 @@ fn a_lake_that_cannot_set_up_a_missing_file_gets_twins_on_disk() {
     assert!(!on_disk.exists(), "closing the file removes its twin");
     lean.server.finish_clean();
 }
+
+#[test]
+fn twins_beyond_the_budget_are_closed_least_recently_used_first() {
+    if crate::harness::fake_only("twins_beyond_the_budget_are_closed_least_recently_used_first") {
+        return;
+    }
+    let project = Project::fixture();
+    let other = "Fixture/Other.lean";
+    project.write(
+        other,
+        "theorem other_swap (p q : Prop) (hp : p) (hq : q) : q ∧ p := by\n  constructor\n  · exact hq\n  · exact hp\n",
+    );
+    let mut lean = Lean::start(&[&project], &["--max-twins", "1"], &[]);
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "constructor"),
+    );
+    let other_version = lean.ok("lean_sync", args(&project, other, json!({})))["version"].clone();
+    let ran = lean.ok(
+        "lean_run_at",
+        args(
+            &project,
+            other,
+            json!({"version": other_version, "line": 1, "character": 2, "text": "constructor"}),
+        ),
+    );
+    assert_eq!(targets(&ran), ["q", "p"]);
+    lean.wait_received("the first twin's didClose", |t| {
+        t["method"] == "textDocument/didClose"
+            && t["uri"]
+                .as_str()
+                .is_some_and(|u| u.ends_with("Basic.beam-twin.lean"))
+    });
+    let stats = lean.ok("beam_stats", json!({}));
+    assert_eq!(
+        stats["workspaces"]["local:[root]"]["sessions"]["lean"]["twinCount"], 1,
+        "{stats}"
+    );
+    lean.server.finish_clean();
+}
