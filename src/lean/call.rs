@@ -6,8 +6,8 @@
 //! 1. The workspace descriptor is validated before anything is started ([`LeanCall::new`]).
 //! 2. Waiting for a runtime to start is cancellable, and reports a progress step.
 //! 3. `path` is relative to the workspace root unless absolute; it must name an existing `.lean`
-//!    file (`invalidParams` otherwise, naming the path), except to close a file that was
-//!    deleted.
+//!    file inside the workspace (`invalidParams` otherwise, naming the path), except to close a
+//!    file that was deleted.
 //! 4. A snapshot-bound call's `version` must be the document's current version once the file
 //!    has been re-read from disk; otherwise `contentModified` with
 //!    `{reason: "documentVersionMismatch", expectedVersion, currentVersion, uri, path}`.
@@ -93,7 +93,14 @@ impl<'a> LeanCall<'a> {
 
     /// An optional natural argument.
     pub fn natural(&self, name: &str) -> Option<u64> {
-        self.args.get(name).and_then(Value::as_u64)
+        let value = self.args.get(name)?;
+        // JSON Schema's integers include `100.0` and `1e2`; they mean 100.
+        value.as_u64().or_else(|| {
+            value
+                .as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < u64::MAX as f64)
+                .map(|f| f as u64)
+        })
     }
 
     /// The `path` argument as given (results echo it).
@@ -111,6 +118,13 @@ impl<'a> LeanCall<'a> {
         };
         let file = std::fs::canonicalize(&joined)
             .map_err(|e| bad(format!("cannot open {given:?} in the workspace: {e}")))?;
+        if !file.starts_with(self.root.path()) {
+            return Err(bad(format!(
+                "{given:?} is outside the workspace {}: name a file of this workspace (or use \
+                 the workspace the file belongs to)",
+                self.root.path().display()
+            )));
+        }
         if !file.is_file() {
             return Err(bad(format!("{given:?} is not a file")));
         }

@@ -116,8 +116,21 @@ impl DecodeError {
 
 /// Decodes one line (without its terminator) into a message.
 pub fn decode(line: &[u8]) -> Result<Incoming, DecodeError> {
+    // JSON text is UTF-8 (RFC 8259 §8.1); say so rather than what the parser trips over next.
+    if let Err(e) = std::str::from_utf8(line) {
+        return Err(DecodeError::Parse(format!(
+            "the line is not valid UTF-8 (at byte {}); JSON-RPC messages are UTF-8 JSON text",
+            e.valid_up_to()
+        )));
+    }
     let value: Value = match serde_json::from_slice(line) {
         Ok(value) => value,
+        // Nesting beyond the parser's limit is that, whatever the line's numbers look like.
+        Err(e) if e.to_string().starts_with("recursion limit exceeded") => {
+            return Err(DecodeError::Parse(format!(
+                "arrays and objects may nest at most 127 deep ({e})"
+            )));
+        }
         Err(e) => return Err(unrepresentable(line).unwrap_or(DecodeError::Parse(e.to_string()))),
     };
     let rounded = is_rounded(value.get("id"))
@@ -411,6 +424,14 @@ mod tests {
 
     fn decode_str(s: &str) -> Result<Incoming, DecodeError> {
         decode(s.as_bytes())
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_says_so() {
+        let Err(DecodeError::Parse(detail)) = decode(b"{\"a\":\"\xff\"}") else {
+            panic!("not a parse error")
+        };
+        assert!(detail.contains("not valid UTF-8 (at byte 6)"), "{detail}");
     }
 
     #[test]

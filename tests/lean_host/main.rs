@@ -11,6 +11,7 @@ mod documents;
 mod failures;
 mod feedback;
 mod harness;
+mod hostile;
 mod lifecycle;
 mod logging;
 mod navigation;
