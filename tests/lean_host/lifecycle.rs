@@ -302,3 +302,41 @@ fn beam_stats_shows_each_cached_workspace_without_starting_one() {
     assert!(lean_stats["ops"]["sync"]["maxLatencyMs"].as_f64().unwrap() > 0.0);
     lean.server.finish_clean();
 }
+
+#[test]
+fn sigint_with_lean_work_in_flight_drains_like_end_of_input() {
+    if crate::harness::fake_only("sigint_with_lean_work_in_flight_drains_like_end_of_input") {
+        return;
+    }
+    let project = Project::fixture();
+    let path = gated(&project, "int");
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.server.send(&sync_request(101, &project, path));
+    lean.gate_entered("int");
+    // SAFETY: a signal to the child this test started.
+    assert_eq!(
+        unsafe { libc::kill(lean.server.pid() as libc::pid_t, libc::SIGINT) },
+        0
+    );
+    let finished = lean.server.finish_without_closing();
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+    project.wait_no_processes();
+}
+
+#[test]
+fn a_killed_server_leaves_no_lake_serve_behind() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    assert!(!project.processes().is_empty());
+    // SAFETY: a signal to the child this test started; SIGKILL leaves it no last words.
+    assert_eq!(
+        unsafe { libc::kill(lean.server.pid() as libc::pid_t, libc::SIGKILL) },
+        0
+    );
+    let finished = lean.server.finish_without_closing();
+    assert_eq!(finished.status.code(), None, "killed by a signal");
+    // lake serve dies with its parent (a parent-death signal); its workers then see their
+    // input end.
+    project.wait_no_processes();
+}
