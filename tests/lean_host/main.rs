@@ -16,4 +16,5 @@ mod lifecycle;
 mod logging;
 mod navigation;
 mod speculative;
+mod storm;
 mod todo;
