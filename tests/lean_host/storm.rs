@@ -66,7 +66,7 @@ fn storm(modern: bool, projects: &[Project]) -> Tally {
     let mut send = |message: &Value| {
         writeln!(stdin, "{message}").expect("write");
     };
-    let mut next_answer = |what: &str| {
+    let next_answer = |what: &str| {
         lines
             .recv_timeout(crate::support::PATIENCE)
             .unwrap_or_else(|_| panic!("no answer while waiting for {what}"))
@@ -115,7 +115,7 @@ fn storm(modern: bool, projects: &[Project]) -> Tally {
             fresh += 1;
             fresh
         });
-        let lean = sent % 2 == 0;
+        let lean = sent.is_multiple_of(2);
         let (name, arguments) = if lean {
             let project = &projects[sent % projects.len()];
             tally.lean_calls += 1;
