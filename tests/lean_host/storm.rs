@@ -170,7 +170,6 @@ fn storm(modern: bool, projects: &[Project]) -> Tally {
         .find_map(|l| l.strip_prefix("VmHWM:"))
         .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
         .unwrap_or(0);
-    drop(send);
     drop(stdin);
     assert!(child.wait().unwrap().success());
     reader.join().unwrap();
