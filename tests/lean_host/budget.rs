@@ -111,3 +111,54 @@ fn an_idle_workspace_is_shut_down_and_comes_back() {
     );
     lean.server.finish_clean();
 }
+
+#[test]
+fn twenty_workspaces_and_two_hundred_documents_stay_within_the_bounds() {
+    if crate::harness::fake_only(
+        "twenty_workspaces_and_two_hundred_documents_stay_within_the_bounds",
+    ) {
+        return;
+    }
+    let projects: Vec<Project> = (0..20).map(|_| Project::fixture()).collect();
+    let names: Vec<String> = (0..10).map(|n| format!("Fixture/Doc{n}.lean")).collect();
+    for project in &projects {
+        for (n, name) in names.iter().enumerate() {
+            project.write(name, &format!("def doc{n} : Nat := {n}\n"));
+        }
+    }
+    let refs: Vec<&Project> = projects.iter().collect();
+    let (workspaces, documents) = (2, 3);
+    let mut lean = Lean::start(
+        &refs,
+        &["--max-workspaces", "2", "--max-documents", "3"],
+        &[],
+    );
+    let processes =
+        |projects: &[Project]| -> usize { projects.iter().map(|p| p.processes().len()).sum() };
+    let mut peak = 0;
+    for project in &projects {
+        for name in &names {
+            lean.ok("lean_sync", args(project, name, json!({})));
+            peak = peak.max(processes(&projects));
+        }
+    }
+    let rss = std::fs::read_to_string(format!("/proc/{}/status", lean.server.pid()))
+        .unwrap()
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:").map(|v| v.trim().to_owned()))
+        .unwrap_or_default();
+    println!(
+        "200 documents in 20 workspaces, --max-workspaces {workspaces} --max-documents \
+         {documents}: at most {peak} Lean processes alive at once; server peak RSS {rss}"
+    );
+    // Each workspace: lake serve and a worker per open document; one more workspace may
+    // still be shutting down when the next starts.
+    assert!(
+        peak <= (workspaces + 1) * (1 + documents),
+        "{peak} Lean processes alive at once"
+    );
+    lean.server.finish_clean();
+    for project in &projects {
+        project.wait_no_processes();
+    }
+}
