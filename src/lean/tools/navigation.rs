@@ -24,7 +24,7 @@ use super::super::state::HostState;
 use super::super::twins::TwinPool;
 use super::schema::{LeanTool, character, line, path, read_only, version};
 use super::wait::watched;
-use crate::mcp::{Execution, StatusNotice, ToolSpec};
+use crate::mcp::ToolSpec;
 
 /// The tool names.
 pub const HOVER: &str = "lean_hover";
@@ -39,22 +39,8 @@ pub const DOCUMENT_SYMBOLS: &str = "lean_document_symbols";
 /// See [`HOVER`].
 pub const WORKSPACE_SYMBOLS: &str = "lean_workspace_symbols";
 
-fn tool<'a>(
-    name: &'a str,
-    base: &'a str,
-    properties: &'a [(&'a str, Value)],
-    required: &'a [&'a str],
-) -> ToolSpec {
-    LeanTool {
-        name,
-        base,
-        properties,
-        required,
-        annotations: read_only(),
-        execution: Execution::Concurrent,
-        status: StatusNotice::WhenSlow,
-    }
-    .spec()
+fn tool(name: &str, base: &str, properties: &[(&str, Value)], required: &[&str]) -> ToolSpec {
+    LeanTool::concurrent(name, base, properties, required, read_only())
 }
 
 /// The catalog entries, in listing order.

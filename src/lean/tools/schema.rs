@@ -102,6 +102,27 @@ pub struct LeanTool<'a> {
 }
 
 impl LeanTool<'_> {
+    /// The catalog entry of a tool that runs beside others and gets the liveness notice when
+    /// slow, as most Lean tools do.
+    pub fn concurrent(
+        name: &str,
+        base: &str,
+        properties: &[(&str, Value)],
+        required: &[&str],
+        annotations: ToolAnnotations,
+    ) -> ToolSpec {
+        LeanTool {
+            name,
+            base,
+            properties,
+            required,
+            annotations,
+            execution: Execution::Concurrent,
+            status: StatusNotice::WhenSlow,
+        }
+        .spec()
+    }
+
     /// The catalog entry.
     pub fn spec(&self) -> ToolSpec {
         ToolSpec {

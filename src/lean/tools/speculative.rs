@@ -37,7 +37,7 @@ use super::super::twins::{self, TwinDocument};
 use super::documents::barrier;
 use super::goals::plain_goals;
 use super::schema::{LeanTool, character, line, path, read_only, version};
-use crate::mcp::{Execution, StatusNotice, ToolAnnotations, ToolSpec};
+use crate::mcp::{ToolAnnotations, ToolSpec};
 
 /// The tool names.
 pub const RUN_AT: &str = "lean_run_at";
@@ -99,8 +99,8 @@ pub fn run_at_specs() -> Vec<ToolSpec> {
          result may include next_handle for follow-up execution. {KEEP_A_RESULT} {NOT_A_SANDBOX}"
     );
     vec![
-        tool(RUN_AT, &run_at, &properties, &required, read_only()),
-        tool(
+        LeanTool::concurrent(RUN_AT, &run_at, &properties, &required, read_only()),
+        LeanTool::concurrent(
             RUN_AT_HANDLE,
             &run_at_handle,
             &properties,
@@ -130,9 +130,9 @@ pub fn handle_specs() -> Vec<ToolSpec> {
     );
     let none = ToolAnnotations::default;
     vec![
-        tool(RUN_WITH, &run_with, &properties, &required, none()),
-        tool(RUN_WITH_LINEAR, &linear, &properties, &required, none()),
-        tool(
+        LeanTool::concurrent(RUN_WITH, &run_with, &properties, &required, none()),
+        LeanTool::concurrent(RUN_WITH_LINEAR, &linear, &properties, &required, none()),
+        LeanTool::concurrent(
             RELEASE,
             "Release a stored Lean follow-up handle.",
             &properties[..2],
@@ -140,25 +140,6 @@ pub fn handle_specs() -> Vec<ToolSpec> {
             none(),
         ),
     ]
-}
-
-fn tool(
-    name: &str,
-    base: &str,
-    properties: &[(&str, Value)],
-    required: &[&str],
-    annotations: ToolAnnotations,
-) -> ToolSpec {
-    LeanTool {
-        name,
-        base,
-        properties,
-        required,
-        annotations,
-        execution: Execution::Concurrent,
-        status: StatusNotice::WhenSlow,
-    }
-    .spec()
 }
 
 /// Runs one of this family's tools.
