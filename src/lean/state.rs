@@ -1,7 +1,9 @@
-//! What every tool of the Lean host shares: the options, the runtimes, the statistics.
+//! What every tool of the Lean host shares: the options, the runtimes, the statistics, and what
+//! checkpoints of one workspace share.
 
 use std::sync::Arc;
 
+use super::checkpoint::Checkpoints;
 use super::options::HostOptions;
 use super::registry::Registry;
 use super::stats::Stats;
@@ -15,6 +17,8 @@ pub struct HostState {
     pub registry: Registry,
     /// Per workspace and per operation.
     pub stats: Arc<Stats>,
+    /// What the saves of each workspace share.
+    pub checkpoints: Checkpoints,
 }
 
 impl HostState {
@@ -25,6 +29,7 @@ impl HostState {
             registry: Registry::new(options.clone(), stats.clone()),
             stats,
             options,
+            checkpoints: Checkpoints::default(),
         }
     }
 }

@@ -12,3 +12,4 @@ mod harness;
 mod lifecycle;
 mod logging;
 mod navigation;
+mod save;

@@ -9,6 +9,7 @@ pub mod admin;
 pub mod documents;
 pub mod goals;
 pub mod navigation;
+pub mod save;
 pub mod schema;
 pub mod version;
 mod wait;
@@ -30,6 +31,12 @@ pub fn catalog() -> Vec<ToolSpec> {
     tools.extend(navigation::specs());
     tools.push(goals::spec());
     tools.extend(documents::specs());
+    // lean_save and lean_close_save sit between lean_refresh and lean_close.
+    let close = tools
+        .iter()
+        .position(|t| t.name == documents::CLOSE)
+        .unwrap_or(tools.len());
+    tools.splice(close..close, save::specs());
     tools
 }
 
@@ -57,6 +64,7 @@ pub async fn dispatch(
                 documents::UPDATE | documents::SYNC | documents::REFRESH | documents::CLOSE => {
                     documents::call(tool, state, &mut call).await
                 }
+                save::SAVE | save::CLOSE_SAVE => save::call(tool, state, &mut call).await,
                 _ if tool.starts_with("lean_") => navigation::call(tool, state, &mut call).await,
                 other => Err(HostError::new(
                     code::INTERNAL_ERROR,
