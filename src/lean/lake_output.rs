@@ -81,7 +81,10 @@ impl BuildLog {
                 None => self.in_failures = false,
             }
         }
-        if line.starts_with("error:") && line.contains("unknown module") {
+        // Lake's CLI error, not an elaboration error such as `unknown module prefix` in a log.
+        if line.starts_with("error: unknown module `")
+            || line.starts_with("error: unknown module '")
+        {
             self.unknown_module = true;
         }
         let mut kept = line.to_owned();
@@ -168,6 +171,9 @@ mod tests {
         let mut unknown = BuildLog::default();
         unknown.push("error: unknown module `Scratch`");
         assert!(unknown.unknown_module());
+        let mut elaboration = BuildLog::default();
+        elaboration.push("error: A.lean:1:0: unknown module prefix 'Missing'");
+        assert!(!elaboration.unknown_module());
         let mut long = BuildLog::default();
         for n in 0..(TAIL_LINES + 3) {
             long.push(&format!("line {n}"));

@@ -297,3 +297,27 @@ fn replacement(runtime: &Runtime, next_epoch: u64) -> Option<String> {
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn the_hosts_end_kills_a_tracked_lake_command() {
+        use std::os::unix::process::ExitStatusExt;
+
+        use super::super::process::{reap_owned, spawn_owned};
+
+        let root = WorkspaceRoot::for_eviction(&serde_json::json!({"root": "/project"})).unwrap();
+        let registry = Registry::new(HostOptions::default(), Arc::default());
+        let mut command = tokio::process::Command::new("sleep");
+        command.arg("600");
+        let child = spawn_owned(&mut command).unwrap();
+        let killer = GroupKiller::of(&child);
+        registry.track(&root, killer.clone());
+        registry.kill_all();
+        let status = reap_owned(child, killer).await.unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+    }
+}
