@@ -325,6 +325,8 @@ fn a_deleted_file_can_still_be_closed_and_its_refresh_says_why_it_cannot_reopen(
     let closed = lean.ok("lean_close", args(&project, path, json!({})));
     assert_eq!(closed["closed"], true);
     if !crate::harness::fake_only("a deleted file's didClose") {
+        // A notification is not answered: wait until Lean has read it before counting.
+        lean.wait_received("the didClose", |t| t["method"] == "textDocument/didClose");
         let closes = lean
             .received()
             .iter()
