@@ -30,6 +30,7 @@
 
 use std::collections::HashMap;
 use std::path::Path;
+use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
@@ -79,15 +80,11 @@ pub async fn write(
     sync: &Value,
 ) -> Result<Checkpoint, HostError> {
     let path = call.path_argument();
-    let step = |what: String| {
-        call.ctx
-            .progress(format!("{} on {path}: {what}", call.ctx.tool()))
-    };
     let workspace = state.checkpoints.workspace(&call.root);
     let mut cached = match workspace.try_lock() {
         Ok(cached) => cached,
         Err(_) => {
-            step("waiting for another save in this workspace".into());
+            step(call, "waiting for another save in this workspace");
             tokio::select! {
                 cached = workspace.lock() => cached,
                 () = call.cancel.cancelled() => return Err(HostError::new(
@@ -101,45 +98,26 @@ pub async fn write(
     let layout = match &*cached {
         Some((read_under, layout)) if *read_under == stamp => layout.clone(),
         _ => {
-            step("asking Lake where the workspace's modules are (lake env)".into());
+            step(
+                call,
+                "asking Lake where the workspace's modules are (lake env)",
+            );
             let layout = read_layout(state, call, sync).await?;
             *cached = Some((stamp, layout.clone()));
             layout
         }
     };
+    let dirs = layout.library_dirs();
     let candidates = layout.modules_of(file);
-    if candidates.is_empty() {
-        return Err(not_a_module(
-            path,
-            "notUnderSourceDir",
-            &candidates,
-            &layout,
-            sync,
-        ));
-    }
+    let reason = if candidates.is_empty() {
+        "notUnderSourceDir"
+    } else {
+        "unknownToLake"
+    };
     call.ctx.set_status("saving", Some(path));
     for module in &candidates {
-        let before = artifacts::stamp(layout.library_dirs(), module);
-        step(format!(
-            "lake build +{module} (Lake re-elaborates the module to write its artifacts)"
-        ));
-        let mut log = BuildLog::default();
-        let args = ["build".to_owned(), format!("+{module}")];
-        let status = lake_run::run(
-            &state.options.lake,
-            call.root.path(),
-            &args,
-            |killer| state.registry.track(&call.root, killer),
-            &call.cancel,
-            state.options.lean_timeout,
-            |line| {
-                log.push(line);
-                if job_line(line).is_some() {
-                    step(line.to_owned());
-                }
-            },
-        )
-        .await?;
+        let before = artifacts::stamp(dirs, module);
+        let (status, log) = build(state, call, module).await?;
         if !status.success() && log.unknown_module() && log.jobs() == 0 {
             continue;
         }
@@ -147,8 +125,8 @@ pub async fn write(
             return Err(build_failed(path, module, status.code(), &log, sync));
         }
         // Whatever else the save finds, Lean must know the artifacts on disk changed.
-        if artifacts::stamp(layout.library_dirs(), module) != before
-            && let Some(ilean) = artifacts::ilean(layout.library_dirs(), module)
+        if artifacts::stamp(dirs, module) != before
+            && let Some(ilean) = artifacts::ilean(dirs, module)
         {
             let created = before.get(1).is_none_or(Option::is_none);
             runtime.artifacts_rewritten(file, &ilean, created).await;
@@ -157,20 +135,49 @@ pub async fn write(
         if now.as_deref() != Some(text) {
             return Err(source_changed(path, module, sync));
         }
-        let artifacts = artifacts::find(layout.library_dirs(), module)
+        let artifacts = artifacts::find(dirs, module)
             .map_err(|missing| artifacts_missing(path, module, &missing, sync))?;
         return Ok(Checkpoint {
             module: module.clone(),
             artifacts,
         });
     }
-    Err(not_a_module(
-        path,
-        "unknownToLake",
-        &candidates,
-        &layout,
-        sync,
-    ))
+    Err(not_a_module(path, reason, &candidates, &layout, sync))
+}
+
+/// A progress step of the save.
+fn step(call: &LeanCall<'_>, what: &str) {
+    let (tool, path) = (call.ctx.tool(), call.path_argument());
+    call.ctx.progress(format!("{tool} on {path}: {what}"));
+}
+
+/// Runs `lake build +<module>`, forwarding its job lines; its status and what it said.
+async fn build(
+    state: &HostState,
+    call: &LeanCall<'_>,
+    module: &str,
+) -> Result<(ExitStatus, BuildLog), HostError> {
+    step(
+        call,
+        &format!("lake build +{module} (Lake re-elaborates the module to write its artifacts)"),
+    );
+    let mut log = BuildLog::default();
+    let status = lake_run::run(
+        &state.options.lake,
+        call.root.path(),
+        &["build".to_owned(), format!("+{module}")],
+        |killer| state.registry.track(&call.root, killer),
+        &call.cancel,
+        state.options.lean_timeout,
+        |line| {
+            log.push(line);
+            if job_line(line).is_some() {
+                step(call, line);
+            }
+        },
+    )
+    .await?;
+    Ok((status, log))
 }
 
 /// Runs `lake env` and reads the layout from it.
