@@ -26,7 +26,9 @@
 //! 7. The artifacts are found where Lake keeps them (`artifacts`); a required one missing is
 //!    `saveUnsupportedSetup`.
 //!
-//! Every error carries the save's `sync` result in its data.
+//! The errors this module defines carry the save's `sync` result in their data; a `lake` run
+//! that is cancelled, times out or cannot start fails as any wait on Lean does
+//! (`requestCancelled`, `leanTimeout`, `runtimeSetup`).
 
 use std::collections::HashMap;
 use std::path::Path;

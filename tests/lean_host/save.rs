@@ -466,3 +466,39 @@ fn close_save_saves_then_closes() {
     }
     crate::harness::snapshot("close_save", lean.server.finish_clean());
 }
+
+#[test]
+fn saves_of_one_workspace_take_turns() {
+    if crate::harness::fake_only("saves_of_one_workspace_take_turns") {
+        return;
+    }
+    let project = Project::fixture();
+    let gated = "Fixture/Gated.lean";
+    project.write(gated, "-- fake: build-gate first\ndef gated : Nat := 1\n");
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.server.send(&request(
+        101,
+        "tools/call",
+        call("lean_save", args(&project, gated, json!({}))),
+    ));
+    lean.gate_entered("first");
+    let mut second = call("lean_save", args(&project, "Fixture/Basic.lean", json!({})));
+    second["_meta"] = json!({"progressToken": "second"});
+    lean.server.send(&request(102, "tools/call", second));
+    lean.server
+        .wait_for("the second save waiting its turn", |m| {
+            m["method"] == "notifications/progress"
+                && m["params"]["progressToken"] == "second"
+                && m["params"]["message"]
+                    .as_str()
+                    .is_some_and(|t| t.ends_with("waiting for another save in this workspace"))
+        });
+    assert_eq!(builds_running(&project).len(), 1, "one build at a time");
+    lean.open_gate("first");
+    for id in [101, 102] {
+        let answer = lean.server.response(&json!(id));
+        assert_eq!(answer["result"]["isError"], false, "{answer}");
+    }
+    assert_eq!(lake_runs(&lean, "build"), 2);
+    lean.server.finish_clean();
+}
