@@ -13,7 +13,7 @@
 //!    +M` runs for each in turn while Lake answers `unknown module` (before any job). No
 //!    candidate (the file is under no library source directory), or none Lake knows, is
 //!    `saveTargetNotModule`: Lake decides what its libraries contain, nothing here guesses.
-//! 4. Every job line of the build is a progress step; a build exiting non-zero is
+//! 4. Every job line of the build is a progress step (`progress`); a build exiting non-zero is
 //!    `saveBuildFailed` with the failed targets and the log's tail. Builds are bounded by the
 //!    Lean timeout, cancellable, and their process group is killed on every way out (`lake_run`).
 //! 5. When the build rewrote the module's `.olean` or `.ilean`, Lean is told
@@ -41,8 +41,9 @@ use super::artifacts::{self, Artifacts};
 use super::call::LeanCall;
 use super::error::{HostError, code};
 use super::lake_layout::Layout;
-use super::lake_output::{BuildLog, job_line};
+use super::lake_output::BuildLog;
 use super::lake_run;
+use super::progress;
 use super::runtime::{ConfigStamp, Runtime};
 use super::state::HostState;
 use super::workspace::WorkspaceRoot;
@@ -173,9 +174,7 @@ async fn build(
         state.options.lean_timeout,
         |line| {
             log.push(line);
-            if job_line(line).is_some() {
-                step(call, line);
-            }
+            progress::build_line(call.ctx, call.path_argument(), line);
         },
     )
     .await?;
