@@ -151,6 +151,8 @@ fn refresh_reopens_and_close_is_idempotent() {
         );
         assert_eq!(closed["closed"], true);
     }
+    // didClose is a notification: wait until Lean has read both before counting.
+    lean.wait_received_count("didClose", 2, |t| t["method"] == "textDocument/didClose");
     let received = lean.received();
     assert_eq!(
         received

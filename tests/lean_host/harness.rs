@@ -300,6 +300,27 @@ impl Lean {
         }
     }
 
+    /// Waits until the fake has received `count` messages satisfying `matches` (notifications
+    /// are not answered, so a test that counts them must wait for them).
+    pub fn wait_received_count(&self, what: &str, count: usize, matches: impl Fn(&Value) -> bool) {
+        let deadline = Instant::now() + PATIENCE;
+        loop {
+            let seen = self
+                .trace()
+                .iter()
+                .filter(|t| t["dir"] == "in" && matches(t))
+                .count();
+            if seen >= count {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "Lean received {seen} of {count} {what}"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Protocol violations the fake recorded (there should be none).
     pub fn violations(&self) -> Vec<Value> {
         self.trace()
