@@ -192,16 +192,11 @@ mod tests {
     #[tokio::test]
     async fn both_streams_are_read_and_the_status_kept() {
         let dir = tempfile::tempdir().unwrap();
-        let script = dir.path().join("lake");
-        std::fs::write(&script, "#!/bin/sh\necho out\necho err >&2\nexit 3\n").unwrap();
-        let mut permissions = std::fs::metadata(&script).unwrap().permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
-        std::fs::set_permissions(&script, permissions).unwrap();
         let mut seen = Vec::new();
         let status = run(
-            &script,
+            Path::new("sh"),
             dir.path(),
-            &["build".into()],
+            &["-c".into(), "echo out; echo err >&2; exit 3".into()],
             |_| {},
             &CancellationToken::new(),
             Duration::from_secs(30),
