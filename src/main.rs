@@ -64,7 +64,8 @@ struct Cli {
     lake: PathBuf,
 
     /// Milliseconds any single wait for Lean may take (a request, a diagnostics barrier, the
-    /// server's start) before the call fails with leanTimeout; calls can be cancelled sooner.
+    /// server's start, a checkpoint's `lake build`) before the call fails with leanTimeout;
+    /// calls can be cancelled sooner.
     #[arg(long, value_name = "MS", env = "LEAN_BEAM_LEAN_TIMEOUT_MS",
           default_value_t = DEFAULT_LEAN_TIMEOUT.as_millis() as u64,
           value_parser = clap::value_parser!(u64).range(1..=86_400_000))]

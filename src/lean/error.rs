@@ -33,6 +33,16 @@ pub mod code {
     pub const REQUEST_CANCELLED: &str = "requestCancelled";
     /// A feedback bundle could not be written inside the workspace (nothing of it is left).
     pub const FEEDBACK_BUNDLE_FAILED: &str = "feedbackBundleFailed";
+    /// The file to checkpoint is not a module the workspace's Lake package builds (under no
+    /// library source directory, or unknown to Lake). Data: `{path, reason, candidates,
+    /// sourceDirs, sync}`.
+    pub const SAVE_TARGET_NOT_MODULE: &str = "saveTargetNotModule";
+    /// `lake build +<Module>` failed, so no checkpoint was written. Data: `{path, module,
+    /// exitStatus, failedTargets, logTail, sync}`.
+    pub const SAVE_BUILD_FAILED: &str = "saveBuildFailed";
+    /// Lake's setup is one a checkpoint cannot read: `lake env` failed, or the artifacts are
+    /// not where Lake's `LEAN_PATH` says. Data: `{path, reason, sync, …}`.
+    pub const SAVE_UNSUPPORTED_SETUP: &str = "saveUnsupportedSetup";
     /// Something failed inside the host.
     pub const INTERNAL_ERROR: &str = "internalError";
 }

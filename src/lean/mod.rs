@@ -5,16 +5,24 @@
 //! process group (`process`), an LSP client over it (`lsp`), and the mirror of the documents it
 //! was given (`documents`, `diagnostics`). Tools (`tools`) resolve their workspace, file,
 //! version and position (`call`), ask Lean, and report progress while they wait (`progress`).
-//! Failures are `error`'s codes; `stats` counts everything. What a dead server leaves behind is
-//! ended by `orphans`. Feedback reports (`feedback`) read what the host holds and never start
-//! Lean.
+//! A save checkpoints a module through Lake (`checkpoint`): one-shot `lake` commands
+//! (`lake_run`), Lake's own account of where modules live (`lake_layout`), its build output
+//! (`lake_output`) and the artifacts it keeps (`artifacts`). Speculative runs happen in hidden
+//! twin documents (`twins`, `probe`) and continue from signed handles (`handles`). Failures are
+//! `error`'s codes; `stats` counts everything. What a dead server leaves behind is ended by
+//! `orphans`. Feedback reports (`feedback`) read what the host holds and never start Lean.
 
+mod artifacts;
 mod call;
+mod checkpoint;
 mod diagnostics;
 mod documents;
 mod error;
 mod feedback;
 mod handles;
+mod lake_layout;
+mod lake_output;
+mod lake_run;
 mod lsp;
 mod options;
 mod orphans;

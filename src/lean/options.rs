@@ -24,7 +24,7 @@ pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 pub struct HostOptions {
     /// The `lake` executable: a path, or a name looked up on PATH.
     pub lake: PathBuf,
-    /// The bound on any single wait for Lean.
+    /// The bound on any single wait for Lean (a checkpoint's `lake build` included).
     pub lean_timeout: Duration,
     /// Arguments passed to the server after `lake serve --`.
     pub serve_args: Vec<String>,

@@ -14,10 +14,14 @@
 //!    the orphans it left), and the group is never signalled again (its id could be reused).
 //! 3. A `lake` that cannot be started is a [`SpawnError`] that says what to do: install Lean with
 //!    elan, or point `--lake` / `LEAN_BEAM_LAKE` at it.
+//! 4. Every child the host starts, `lake serve` here and the one-shot `lake` commands
+//!    (`lake_run`), is started by [`spawn_owned`] (its own process group, dying with this
+//!    process, a leader for `orphans`) and ended by [`reap_owned`] (its group and its orphans
+//!    killed when it exits, the group then never signalled again).
 
 use std::collections::VecDeque;
 use std::path::Path;
-use std::process::Stdio;
+use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -139,34 +143,14 @@ impl LeanProcess {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        #[cfg(unix)]
-        {
-            command.process_group(0);
-            #[cfg(target_os = "linux")]
-            // SAFETY: only async-signal-safe calls between fork and exec.
-            unsafe {
-                command.pre_exec(|| {
-                    // Tokio's worker threads live as long as the runtime, so "the parent thread
-                    // died" means the server is gone.
-                    if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
-            }
-        }
-        let mut child = super::orphans::spawn_leader(|| command.spawn(), Child::id)
-            .map_err(|e| spawn_error(lake, root, &e))?;
-        let group = child.id().and_then(|pid| i32::try_from(pid).ok());
+        let mut child =
+            spawn_owned(&mut command).map_err(|e| spawn_error(lake, root, "serve", &e))?;
         let stdin = child.stdin.take().expect("piped stdin");
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
         let tail = Arc::new(StderrTail::default());
         tokio::spawn(keep_tail(BufReader::new(stderr), tail.clone()));
-        let killer = GroupKiller {
-            group,
-            gone: Arc::default(),
-        };
+        let killer = GroupKiller::of(&child);
         let (exited_tx, exited) = watch::channel(None);
         tokio::spawn(reap(child, killer.clone(), exited_tx));
         let process = LeanProcess {
@@ -208,20 +192,59 @@ impl Drop for LeanProcess {
     }
 }
 
-/// Waits for the child; when it exits, kills what it started (its group, and the orphans that
-/// lead groups of their own) and marks the group gone.
-async fn reap(mut child: Child, killer: GroupKiller, exited: watch::Sender<Option<String>>) {
+/// Spawns `command` as a child the host owns: leading a process group of its own (so it and
+/// everything it starts can be ended together), killed if this process dies (Linux), and
+/// recorded as a leader so orphan sweeps spare it (see `orphans`).
+pub fn spawn_owned(command: &mut Command) -> std::io::Result<Child> {
+    #[cfg(unix)]
+    {
+        command.process_group(0);
+        #[cfg(target_os = "linux")]
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                // Tokio's worker threads live as long as the runtime, so "the parent thread
+                // died" means the server is gone.
+                if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    super::orphans::spawn_leader(|| command.spawn(), Child::id)
+}
+
+impl GroupKiller {
+    /// The killer of the group a child spawned by [`spawn_owned`] leads.
+    pub fn of(child: &Child) -> GroupKiller {
+        GroupKiller {
+            group: child.id().and_then(|pid| i32::try_from(pid).ok()),
+            gone: Arc::default(),
+        }
+    }
+}
+
+/// Waits for a child spawned by [`spawn_owned`]; when it exits, kills what it started (its
+/// group, and the orphans that lead groups of their own) and marks the group gone. Its status.
+pub async fn reap_owned(mut child: Child, killer: GroupKiller) -> std::io::Result<ExitStatus> {
     let pid = child.id();
-    let status = match child.wait().await {
-        Ok(status) => status.to_string(),
-        Err(e) => format!("could not wait for it: {e}"),
-    };
+    let status = child.wait().await;
     killer.kill();
     killer.gone.store(true, Ordering::Release);
     if let Some(pid) = pid {
         super::orphans::leader_exited(pid);
     }
     let _ = tokio::task::spawn_blocking(super::orphans::sweep).await;
+    status
+}
+
+/// [`reap_owned`], publishing the status, described.
+async fn reap(child: Child, killer: GroupKiller, exited: watch::Sender<Option<String>>) {
+    let status = match reap_owned(child, killer).await {
+        Ok(status) => status.to_string(),
+        Err(e) => format!("could not wait for it: {e}"),
+    };
     let _ = exited.send(Some(status));
 }
 
@@ -243,7 +266,13 @@ async fn keep_tail(mut stderr: BufReader<tokio::process::ChildStderr>, tail: Arc
     }
 }
 
-fn spawn_error(lake: &Path, root: &Path, error: &std::io::Error) -> SpawnError {
+/// Why `<lake> <subcommand>` could not be started, and what to do about it.
+pub fn spawn_error(
+    lake: &Path,
+    root: &Path,
+    subcommand: &str,
+    error: &std::io::Error,
+) -> SpawnError {
     let install = "Install Lean with elan (https://github.com/leanprover/elan: \
                    curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh), \
                    which puts `lake` on PATH, or point --lake (or LEAN_BEAM_LAKE) at a lake executable";
@@ -258,7 +287,7 @@ fn spawn_error(lake: &Path, root: &Path, error: &std::io::Error) -> SpawnError {
             format!("{} is not executable ({error}). {install}.", lake.display())
         }
         _ => format!(
-            "could not start `{} serve` in {}: {error}",
+            "could not start `{} {subcommand}` in {}: {error}",
             lake.display(),
             root.display()
         ),

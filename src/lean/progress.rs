@@ -12,6 +12,10 @@
 //!    policy admits its level (error, warning, info, debug for hints).
 //! 5. Only events of the document the call waits on, at or after the LSP version it waits for,
 //!    are reported. A call that fell behind misses live events, never results.
+//! 6. A checkpoint's `lake build` ([`build_line`]): each job line (`✔ [i/n] Built M`) is a
+//!    progress step, every one of them (through a pipe Lake prints one only for a job that did
+//!    work or logged something, `lean-stock-speculation.md` §C); the job logs between them are
+//!    not (they reach the result of a failed build instead).
 
 use serde_json::json;
 use tokio::sync::broadcast::Receiver;
@@ -19,6 +23,7 @@ use tokio::sync::broadcast::error::TryRecvError;
 
 use super::diagnostics::Diagnostic;
 use super::documents::{DocEvent, Document, EventKind, FileProgress};
+use super::lake_output::job_line;
 use crate::mcp::CallContext;
 
 /// The logger of live Lean diagnostics.
@@ -164,5 +169,12 @@ impl<'a> Reporter<'a> {
                 }),
             );
         }
+    }
+}
+
+/// Reports one line of a checkpoint's `lake build` (see the contract).
+pub fn build_line(ctx: &CallContext, path: &str, line: &str) {
+    if job_line(line).is_some() {
+        ctx.progress(format!("{} on {path}: {line}", ctx.tool()));
     }
 }

@@ -12,7 +12,8 @@
 //!    panics is a failed start.
 //! 4. [`Registry::evict`] removes a root's runtime and shuts it down (one still starting is
 //!    killed); [`Registry::shutdown_all`] and [`Registry::kill_all`] end every runtime at the
-//!    host's end, `kill_all` also those still starting and those being retired.
+//!    host's end, `kill_all` also those still starting and those being retired, and every
+//!    one-shot `lake` command ([`Registry::track`]) still running.
 //! 5. A workspace's document versions and runtime epochs continue across its runtimes (restarts
 //!    and evictions): a version a caller saw is never reused for other text, and an epoch never
 //!    names two runtimes.
@@ -101,8 +102,8 @@ pub struct Registry {
     options: HostOptions,
     slots: Mutex<HashMap<WorkspaceRoot, Slot>>,
     /// The process group of every `lake serve` started and not yet known gone (starting,
-    /// running, or being shut down after a replacement or an eviction), so every one can be
-    /// killed.
+    /// running, or being shut down after a replacement or an eviction), and of every tracked
+    /// one-shot `lake` command, so every one can be killed.
     groups: Arc<Mutex<Vec<(WorkspaceRoot, GroupKiller)>>>,
     /// Each workspace's document versions, kept across its runtimes.
     versions: Mutex<HashMap<WorkspaceRoot, Arc<VersionMemory>>>,
@@ -364,8 +365,17 @@ impl Registry {
         futures_util::future::join_all(runtimes.iter().map(|r| r.shutdown())).await;
     }
 
+    /// Records the process group of a one-shot `lake` command run for `root` (a checkpoint's
+    /// `lake build`), so [`Registry::kill_all`] reaches it too.
+    pub fn track(&self, root: &WorkspaceRoot, killer: GroupKiller) {
+        let mut groups = lock(&self.groups);
+        groups.retain(|(_, k)| !k.is_gone());
+        groups.push((root.clone(), killer));
+    }
+
     /// Kills every `lake serve` this registry started and has not seen end (starting, running
-    /// or retiring) with its process group, then ends what they leave behind.
+    /// or retiring), and every tracked `lake` command, with its process group, then ends what
+    /// they leave behind.
     pub fn kill_all(&self) {
         self.kill_groups(|_| true);
         super::orphans::sweep_after_leaders(ORPHAN_GRACE);
@@ -400,4 +410,28 @@ fn replacement(runtime: &Runtime, next_epoch: u64) -> Option<String> {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn the_hosts_end_kills_a_tracked_lake_command() {
+        use std::os::unix::process::ExitStatusExt;
+
+        use super::super::process::{reap_owned, spawn_owned};
+
+        let root = WorkspaceRoot::for_eviction(&serde_json::json!({"root": "/project"})).unwrap();
+        let registry = Registry::new(HostOptions::default(), Arc::default());
+        let mut command = tokio::process::Command::new("sleep");
+        command.arg("600");
+        let child = spawn_owned(&mut command).unwrap();
+        let killer = GroupKiller::of(&child);
+        registry.track(&root, killer.clone());
+        registry.kill_all();
+        let status = reap_owned(child, killer).await.unwrap();
+        assert_eq!(status.signal(), Some(libc::SIGKILL));
+    }
 }

@@ -22,6 +22,8 @@
 //!    if nobody changed or revived it since, and the request is tried once more.
 //! 4. [`Runtime::shutdown`] asks Lean to shut down and exit within the grace, then kills the
 //!    process group; [`Runtime::kill`] kills it at once. Nothing of a runtime outlives it.
+//! 5. Artifacts rewritten on disk ([`Runtime::artifacts_rewritten`]) are told to Lean in the
+//!    serialized update order: `didSave` of the source, then the `.ilean` as a watched change.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -357,6 +359,32 @@ impl Runtime {
         let current = self.documents.get(uri);
         let due = current.is_some_and(|d| d.lsp_version == seen && (known_dead || d.crashed()));
         due && self.revive(uri).is_some()
+    }
+
+    /// Tells Lean that a module's artifacts were rewritten on disk (a checkpoint): `didSave` of
+    /// its source (a `.lean` change when it is not open), so open importers learn their imports
+    /// are out of date, then the `.ilean` change (`created` when it is new), so the reference
+    /// index reloads it (`lean-stock-speculation.md` §C, "After saving").
+    pub async fn artifacts_rewritten(&self, source: &Path, ilean: &Path, created: bool) {
+        const CREATED: u8 = 1;
+        const CHANGED: u8 = 2;
+        let uri = file_uri(source);
+        let _serialized = self.updates.lock().await;
+        let mut changes = Vec::new();
+        if self.documents.get(&uri).is_some() {
+            self.client.notify(
+                "textDocument/didSave",
+                json!({"textDocument": {"uri": &uri}}),
+            );
+        } else {
+            changes.push(json!({"uri": &uri, "type": CHANGED}));
+        }
+        let kind = if created { CREATED } else { CHANGED };
+        changes.push(json!({"uri": file_uri(ilean), "type": kind}));
+        self.client.notify(
+            "workspace/didChangeWatchedFiles",
+            json!({ "changes": changes }),
+        );
     }
 
     /// Closes a tracked document, and its twin if it has one; `false` when it was not open.

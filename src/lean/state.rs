@@ -1,8 +1,9 @@
 //! What every tool of the Lean host shares: the options, the runtimes, the statistics, the
-//! proof handles.
+//! proof handles, and what checkpoints of one workspace share.
 
 use std::sync::Arc;
 
+use super::checkpoint::Checkpoints;
 use super::handles::HandleBook;
 use super::options::HostOptions;
 use super::registry::Registry;
@@ -19,6 +20,8 @@ pub struct HostState {
     pub stats: Arc<Stats>,
     /// The proof handles this process made.
     pub handles: HandleBook,
+    /// What the saves of each workspace share.
+    pub checkpoints: Checkpoints,
 }
 
 impl HostState {
@@ -30,6 +33,7 @@ impl HostState {
             stats,
             options,
             handles: HandleBook::new(),
+            checkpoints: Checkpoints::default(),
         }
     }
 }

@@ -45,6 +45,8 @@ fn both_families_list_the_lean_tools_in_order() {
             "lean_update",
             "lean_sync",
             "lean_refresh",
+            "lean_save",
+            "lean_close_save",
             "lean_close",
         ]
     );

@@ -15,6 +15,7 @@ mod hostile;
 mod lifecycle;
 mod logging;
 mod navigation;
+mod save;
 mod speculative;
 mod storm;
 mod todo;

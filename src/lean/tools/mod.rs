@@ -13,6 +13,7 @@ pub mod documents;
 pub mod feedback;
 pub mod goals;
 pub mod navigation;
+pub mod save;
 pub mod schema;
 pub mod speculative;
 pub mod todo;
@@ -45,6 +46,12 @@ pub fn catalog() -> Vec<ToolSpec> {
     tools.push(code_actions::spec());
     tools.extend(speculative::handle_specs());
     tools.extend(documents::specs());
+    // lean_save and lean_close_save sit between lean_refresh and lean_close.
+    let close = tools
+        .iter()
+        .position(|t| t.name == documents::CLOSE)
+        .unwrap_or(tools.len());
+    tools.splice(close..close, save::specs());
     tools
 }
 
@@ -81,6 +88,7 @@ pub async fn dispatch(
                 documents::UPDATE | documents::SYNC | documents::REFRESH | documents::CLOSE => {
                     documents::call(tool, state, &mut call).await
                 }
+                save::SAVE | save::CLOSE_SAVE => save::call(tool, state, &mut call).await,
                 _ if tool.starts_with("lean_") => navigation::call(tool, state, &mut call).await,
                 other => Err(HostError::new(
                     code::INTERNAL_ERROR,

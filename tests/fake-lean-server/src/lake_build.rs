@@ -1,19 +1,25 @@
 //! `fake-lake build [targets]` and `fake-lake setup-file <path> [-]` (reference §C, §A1).
 //!
-//! Build: targets are `+Mod` (a module, facets like `:olean` ignored) or a `[[lean_lib]]` name
-//! (its root module, or every module under its directory when there is no root file); no
-//! target means every library of `lakefile.toml`. Modules build in import order; each finished
-//! job prints `✔ [i/n] Built Mod` (`⚠` with warnings, `ℹ` with only information, followed by
-//! the log), a failed one `✖ [i/n] Building Mod` and its errors; dependents of a failure are
-//! skipped. Success ends with `Build completed successfully (N jobs).`, failure with
-//! `Some required targets logged failures:` and exit 1. An up-to-date module (its `.trace`
-//! holds the current input hash) prints nothing. A module fails when its analysis reports an
-//! error (directives, tactic rules). Artifacts: `.lake/build/lib/lean/M.{olean,ilean,trace}`
-//! and `.lake/build/ir/M.c`. Output goes to stderr (Lake's `BuildConfig.out` default), or
-//! stdout with `FAKE_LAKE_BUILD_OUT=stdout`.
+//! Build: targets are `+Mod` (a module some `[[lean_lib]]` builds, by Lake's rule in
+//! `lakefile`; facets like `:olean` ignored; any other module is `error: unknown module`), a
+//! library name (the modules its globs name, or every module under its directory when its root
+//! has no file), or another buildable module; no target means every library of
+//! `lakefile.toml`. Modules build in import order; each finished job prints `✔ [i/n] Built
+//! Mod` (`⚠` with warnings, `ℹ` with only information, followed by the log), a failed one
+//! `✖ [i/n] Building Mod` and its errors; dependents of a failure are skipped. Success ends
+//! with `Build completed successfully (N jobs).`, failure with `Some required targets logged
+//! failures:` and exit 1. An up-to-date module (its `.trace` holds the current input hash)
+//! prints nothing. A module fails when its analysis reports an error (directives, tactic
+//! rules). A `build-gate NAME` directive in a module stops its compilation (after its text was
+//! read) until `$FAKE_LEAN_GATE_DIR/NAME` exists, writing `NAME.entered` first. Artifacts:
+//! `.lake/build/lib/lean/M.{olean,ilean,trace}` and `.lake/build/ir/M.c`. Output goes to stderr
+//! (Lake's `BuildConfig.out` default), or stdout with `FAKE_LAKE_BUILD_OUT=stdout`. Each run is
+//! recorded in the trace as `{"event": "lake-build", "args": [...]}`.
 
 use crate::analysis::Analysis;
+use crate::lakefile::{self, Glob, Lib};
 use crate::text::Text;
+use crate::trace::Trace;
 use serde_json::{Value, json};
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -28,47 +34,63 @@ fn artifact(root: &Path, module: &str, ext: &str) -> PathBuf {
 }
 
 fn source(root: &Path, module: &str) -> PathBuf {
-    root.join(format!("{}.lean", module.replace('.', "/")))
+    lakefile::source_of(root, module)
 }
 
 fn has_config(root: &Path) -> bool {
-    root.join("lakefile.toml").exists() || root.join("lakefile.lean").exists()
+    lakefile::exists(root)
 }
 
-/// `[[lean_lib]]` names of `lakefile.toml` (a line-based reading, enough for fixtures).
-pub fn libraries(root: &Path) -> Vec<String> {
-    let toml = std::fs::read_to_string(root.join("lakefile.toml")).unwrap_or_default();
+/// The modules a library's globs name (its root, by default), or every module under its root's
+/// directory when that root has no file.
+fn lib_modules(root: &Path, lib: &Lib) -> Vec<String> {
+    let src = lib.src_path(root);
+    let under = |module: &str| {
+        let mut files = Vec::new();
+        collect(&src.join(module.replace('.', "/")), &mut files);
+        files.sort();
+        files
+            .into_iter()
+            .filter_map(|p| {
+                let rel = p.strip_prefix(&src).ok()?.to_str()?.strip_suffix(".lean")?;
+                Some(rel.replace('/', "."))
+            })
+            .collect::<Vec<_>>()
+    };
     let mut out = Vec::new();
-    let mut in_lib = false;
-    for line in toml.lines().map(str::trim) {
-        if line.starts_with('[') {
-            in_lib = line == "[[lean_lib]]";
-        } else if in_lib && let Some(v) = line.strip_prefix("name") {
-            let v = v
-                .trim_start()
-                .trim_start_matches('=')
-                .trim()
-                .trim_matches('"');
-            out.push(v.to_owned());
+    for glob in &lib.globs {
+        match glob {
+            Glob::One(m) if source(root, m).exists() => out.push(m.clone()),
+            Glob::One(m) => out.extend(under(m)),
+            Glob::Submodules(m) => out.extend(under(m)),
+            Glob::AndSubmodules(m) => {
+                if source(root, m).exists() {
+                    out.push(m.clone());
+                }
+                out.extend(under(m));
+            }
         }
     }
     out
 }
 
-fn lib_modules(root: &Path, lib: &str) -> Vec<String> {
-    if source(root, lib).exists() {
-        return vec![lib.to_owned()];
+/// Stops before compiling a module that carries `build-gate NAME` (see the module doc).
+fn build_gates(a: &Analysis) {
+    let gates = a
+        .directives
+        .iter()
+        .filter(|d| d.name == "build-gate")
+        .filter_map(|d| d.flags.first());
+    for gate in gates {
+        let Some(dir) = std::env::var_os("FAKE_LEAN_GATE_DIR").map(PathBuf::from) else {
+            eprintln!("fake-lake: build gate {gate:?} ignored: FAKE_LEAN_GATE_DIR is not set");
+            continue;
+        };
+        let _ = std::fs::write(dir.join(format!("{gate}.entered")), b"build");
+        while !dir.join(gate).exists() {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
-    let mut files = Vec::new();
-    collect(&root.join(lib), &mut files);
-    files.sort();
-    files
-        .into_iter()
-        .filter_map(|p| {
-            let rel = p.strip_prefix(root).ok()?.to_str()?.strip_suffix(".lean")?;
-            Some(rel.replace('/', "."))
-        })
-        .collect()
 }
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -228,24 +250,40 @@ pub fn build_main(args: &[String]) -> i32 {
         );
         return 1;
     }
-    let libs = libraries(&root);
+    let trace_path = std::env::var_os("FAKE_LEAN_TRACE").map(PathBuf::from);
+    Trace::open(trace_path.as_deref()).event(
+        "lake-build",
+        json!({"args": args, "pid": std::process::id()}),
+    );
+    let libs = lakefile::libraries(&root);
     let mut targets = Vec::new();
     for a in args.iter().filter(|a| !a.starts_with('-')) {
         let a = a.split(':').next().unwrap_or(a);
-        match a.strip_prefix('+') {
-            Some(m) => targets.push(m.to_owned()),
-            None => targets.extend(lib_modules(&root, a)),
-        }
+        let found = match a.strip_prefix('+') {
+            Some(m) => {
+                // Lake: `+M` names a module some library builds (`findTargetModule?`).
+                if lakefile::library_of(&root, m).is_none() || !source(&root, m).exists() {
+                    let _ = writeln!(out, "error: unknown module `{m}`");
+                    return 1;
+                }
+                vec![m.to_owned()]
+            }
+            None => match libs.iter().find(|l| l.name == a) {
+                Some(lib) => lib_modules(&root, lib),
+                None if lakefile::library_of(&root, a).is_some() && source(&root, a).exists() => {
+                    vec![a.to_owned()]
+                }
+                None => {
+                    let _ = writeln!(out, "error: unknown target `{a}`");
+                    return 1;
+                }
+            },
+        };
+        targets.extend(found);
     }
     if args.iter().all(|a| a.starts_with('-')) {
         for l in &libs {
             targets.extend(lib_modules(&root, l));
-        }
-    }
-    for t in &targets {
-        if !source(&root, t).exists() {
-            let _ = writeln!(out, "error: unknown module `{t}`");
-            return 1;
         }
     }
     let jobs = order(&root, &targets);
@@ -282,6 +320,7 @@ pub fn build_main(args: &[String]) -> i32 {
                 }
             }
             None => {
+                build_gates(&a);
                 let _ = writeln!(out, "{icon} [{}/{n}] {verb} {m}", i + 1);
                 for l in &log {
                     let _ = writeln!(out, "{l}");
@@ -312,7 +351,8 @@ pub fn build_main(args: &[String]) -> i32 {
 }
 
 /// `fake-lake setup-file <path> [-]`: exit 2 without a lakefile; for a path that does not
-/// exist, exit 1 under `FAKE_LEAN_TWIN=fail` (mid Lake), else the external-module setup;
+/// exist, exit 1 under `FAKE_LEAN_TWIN=fail` (mid Lake), else the external-module setup (as for
+/// an existing file that no library builds);
 /// exit 3 under `--no-build` when an import is stale (by modification time); otherwise the
 /// module setup as JSON on stdout.
 pub fn setup_file_main(args: &[String]) -> i32 {
@@ -331,13 +371,9 @@ pub fn setup_file_main(args: &[String]) -> i32 {
     let path = root.join(path);
     let twin_fail = std::env::var("FAKE_LEAN_TWIN").as_deref() == Ok("fail");
     let module = if path.exists() {
-        path.strip_prefix(&root)
-            .ok()
-            .and_then(|p| {
-                p.to_str()?
-                    .strip_suffix(".lean")
-                    .map(|s| s.replace('/', "."))
-            })
+        // New Lake: `findModuleBySrc?`, else the external-module setup (SPEC:64–70).
+        lakefile::module_of_path(&root, &path)
+            .filter(|m| lakefile::library_of(&root, m).is_some())
             .unwrap_or_else(|| "_unknown".into())
     } else if twin_fail {
         eprintln!(

@@ -16,6 +16,8 @@ pub mod event;
 pub mod faults;
 pub mod goals;
 pub mod lake_build;
+pub mod lake_env;
+pub mod lakefile;
 pub mod lexer;
 pub mod navigate;
 pub mod outline;

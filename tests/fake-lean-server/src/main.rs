@@ -1,9 +1,10 @@
 //! `fake-lake`: the test stand-in for the `lake` executable. `serve [-- args]` runs the fake
 //! Lean language server on stdin/stdout in the current directory (the Lake project root);
-//! `build [targets]` and `setup-file <path> [-]` imitate those Lake commands; `worker <uri>` is
-//! the per-document worker process the server starts. See the crate README.
+//! `build [targets]`, `setup-file <path> [-]` and `env [cmd args…]` imitate those Lake
+//! commands; `worker <uri>` is the per-document worker process the server starts. See the
+//! crate README.
 
-use fake_lean::{faults, lake_build, server, worker};
+use fake_lean::{faults, lake_build, lake_env, server, worker};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -22,6 +23,7 @@ fn main() {
         Some("worker") => worker::worker_main(),
         Some("build") => lake_build::build_main(&rest),
         Some("setup-file") => lake_build::setup_file_main(&rest),
+        Some("env") => lake_env::env_main(&rest),
         Some("--version") | Some("version") => {
             println!("Lake version 5.0.0-fake (Lean version 4.24.0)");
             0

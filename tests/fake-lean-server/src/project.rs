@@ -64,11 +64,10 @@ impl Project {
         s
     }
 
-    /// The module name of a path under the root (`Fixture/Basic.lean` → `Fixture.Basic`).
+    /// The module name of a path under the root (`Fixture/Basic.lean` → `Fixture.Basic`),
+    /// relative to its library's `srcDir` when one holds it (see `lakefile`).
     pub fn module_of_path(&self, path: &Path) -> Option<String> {
-        let rel = path.strip_prefix(&self.root).ok()?;
-        let rel = rel.to_str()?.strip_suffix(".lean")?;
-        Some(rel.replace('/', "."))
+        crate::lakefile::module_of_path(&self.root, path)
     }
 
     pub fn module_of_uri(&self, uri: &str) -> Option<String> {
@@ -76,7 +75,7 @@ impl Project {
     }
 
     pub fn path_of_module(&self, module: &str) -> PathBuf {
-        self.root.join(format!("{}.lean", module.replace('.', "/")))
+        crate::lakefile::source_of(&self.root, module)
     }
 
     /// Every source: the open documents, then the files on disk that are not open.

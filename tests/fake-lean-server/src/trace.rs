@@ -97,6 +97,12 @@ pub fn summarize(dir: &str, msg: &Value) -> Value {
             let n = params["diagnostics"].as_array().map_or(0, Vec::len);
             m.insert("count".into(), json!(n));
         }
+        Some("workspace/didChangeWatchedFiles") => {
+            m.insert(
+                "changes".into(),
+                params.get("changes").cloned().unwrap_or(Value::Null),
+            );
+        }
         Some("$/lean/fileProgress") => {
             let p = params["processing"].as_array();
             m.insert("done".into(), json!(p.is_some_and(Vec::is_empty)));

@@ -175,3 +175,121 @@ fn modification_time_staleness_in_the_server() {
     c.open_text(&uses, &text, 1, Some("never"));
     assert!(Client::last_diagnostics(&c.sync(&uses, 1)).is_empty());
 }
+
+#[test]
+fn a_module_no_library_builds_is_unknown_to_build_and_external_to_setup_file() {
+    let p = Project::new();
+    p.write("Scratch.lean", "def s := 1\n");
+    let o = lake(&p, &["build", "+Scratch"], &[]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(err(&o), "error: unknown module `Scratch`\n");
+    assert!(!p.root.join(".lake/build/lib/lean/Scratch.olean").exists());
+    let o = lake(&p, &["setup-file", "Scratch.lean"], &[]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["name"], "_unknown");
+    // A module under the library's root is buildable even though no glob names it.
+    p.write("Fixture/Extra.lean", "def e := 1\n");
+    let o = lake(&p, &["build", "+Fixture.Extra"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+}
+
+#[test]
+fn env_prints_the_workspace_paths_and_runs_commands_in_them() {
+    let p = Project::new();
+    let o = lake(&p, &["env"], &[]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        out.lines().any(|l| l == "LEAN_PATH=./.lake/build/lib/lean"),
+        "{out}"
+    );
+    assert!(out.lines().any(|l| l == "LEAN_SRC_PATH=./."), "{out}");
+    let o = lake(&p, &["env", "printenv", "LEAN_SRC_PATH"], &[]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "./.\n");
+    std::fs::remove_file(p.root.join("lakefile.toml")).unwrap();
+    let o = lake(&p, &["env"], &[]);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(!out.contains("LEAN_SRC_PATH"), "{out}");
+}
+
+#[test]
+fn a_library_source_directory_names_its_modules() {
+    let p = Project::new();
+    p.write(
+        "lakefile.toml",
+        "name = \"fixture\"\n\n[[lean_lib]]\nname = \"Fixture\"\n\n[[lean_lib]]\nname = \"Src\"\nsrcDir = \"src\"\n",
+    );
+    p.write("src/Src/Part.lean", "import Fixture.Basic\ndef part := 1\n");
+    let o = lake(&p, &["env"], &[]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout)
+            .lines()
+            .any(|l| l == "LEAN_SRC_PATH=./.:./src"),
+        "{}",
+        String::from_utf8_lossy(&o.stdout)
+    );
+    let o = lake(&p, &["build", "+Src.Part"], &[]);
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert_eq!(
+        err(&o),
+        "✔ [1/2] Built Fixture.Basic\n✔ [2/2] Built Src.Part\nBuild completed successfully (2 jobs).\n"
+    );
+    assert!(p.root.join(".lake/build/lib/lean/Src/Part.olean").exists());
+    assert!(p.root.join(".lake/build/ir/Src/Part.c").exists());
+    let o = lake(&p, &["setup-file", "src/Src/Part.lean"], &[]);
+    let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(v["name"], "Src.Part");
+}
+
+#[test]
+fn a_build_gate_holds_the_compilation_after_the_text_was_read() {
+    let p = Project::new();
+    p.write(
+        "Fixture/Gated.lean",
+        "-- fake: build-gate g\ndef gated : Nat := 1\n",
+    );
+    let child = Command::new(support::bin())
+        .args(["build", "+Fixture.Gated"])
+        .current_dir(&p.root)
+        .env("FAKE_LEAN_GATE_DIR", &p.gates)
+        .env("FAKE_LEAN_TRACE", &p.trace)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let entered = p.gates.join("g.entered");
+    let deadline = std::time::Instant::now() + support::SAFETY_NET;
+    while !entered.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the build never reached its gate"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(
+        !p.root
+            .join(".lake/build/lib/lean/Fixture/Gated.olean")
+            .exists(),
+        "nothing is written before the gate opens"
+    );
+    // The text was read before the gate: an edit now does not change what is built.
+    p.write(
+        "Fixture/Gated.lean",
+        "def gated : Nat := 2 -- fake: error \"late\"\n",
+    );
+    std::fs::write(p.gates.join("g"), b"open").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", err(&o));
+    assert!(
+        p.root
+            .join(".lake/build/lib/lean/Fixture/Gated.olean")
+            .exists()
+    );
+    let builds: Vec<Value> = std::fs::read_to_string(&p.trace)
+        .unwrap()
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|t| t["event"] == "lake-build")
+        .collect();
+    assert_eq!(builds.len(), 1);
+    assert_eq!(builds[0]["args"], json!(["+Fixture.Gated"]));
+}

@@ -1,0 +1,336 @@
+//! A checkpoint of one module through Lake: what `lean_save` does once Lean has checked the
+//! document and found it save-ready. Stock Lean cannot write artifacts from the language
+//! server's state, so the module is built again, by `lake build +<Module>` (reference
+//! `lean-stock-speculation.md` §C and "Recommended design" 8).
+//!
+//! Contract:
+//! 1. Saves of one workspace run one at a time ([`Checkpoints`]): two `lake build`s over one
+//!    build directory would race. A save waiting its turn says so and can be cancelled.
+//! 2. The workspace's [`Layout`] comes from `lake env`, read once per Lake configuration (again
+//!    when `lakefile.*`, `lake-manifest.json` or `lean-toolchain` changed). `lake env` failing
+//!    is `saveUnsupportedSetup`.
+//! 3. The module is the first candidate of [`Layout::modules_of`] that Lake builds: `lake build
+//!    +M` runs for each in turn while Lake answers `unknown module` (before any job). No
+//!    candidate (the file is under no library source directory), or none Lake knows, is
+//!    `saveTargetNotModule`: Lake decides what its libraries contain, nothing here guesses.
+//! 4. Every job line of the build is a progress step (`progress`); a build exiting non-zero is
+//!    `saveBuildFailed` with the failed targets and the log's tail. Builds are bounded by the
+//!    Lean timeout, cancellable, and their process group is killed on every way out (`lake_run`).
+//! 5. When the build rewrote the module's `.olean` or `.ilean`, Lean is told
+//!    (`Runtime::artifacts_rewritten`), whatever the save then finds: the files on disk
+//!    changed. An up-to-date module tells nothing, so importers are not sent to rebuild for
+//!    nothing.
+//! 6. The file is read again after the build: a text that is no longer the one Lean checked is
+//!    `contentModified` (`reason: "sourceChangedDuringSave"`), as the artifacts may be of
+//!    another text.
+//! 7. The artifacts are found where Lake keeps them (`artifacts`); a required one missing is
+//!    `saveUnsupportedSetup`.
+//!
+//! The errors this module defines carry the save's `sync` result in their data; a `lake` run
+//! that is cancelled, times out or cannot start fails as any wait on Lean does
+//! (`requestCancelled`, `leanTimeout`, `runtimeSetup`).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::process::ExitStatus;
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Value, json};
+
+use super::artifacts::{self, Artifacts};
+use super::call::LeanCall;
+use super::error::{HostError, code};
+use super::lake_layout::Layout;
+use super::lake_output::BuildLog;
+use super::lake_run;
+use super::progress;
+use super::runtime::{ConfigStamp, Runtime};
+use super::state::HostState;
+use super::workspace::WorkspaceRoot;
+
+/// The layout last read for a workspace, with the configuration it was read under.
+type Cached = Option<(ConfigStamp, Layout)>;
+
+/// What the saves of each workspace share (see the contract).
+#[derive(Debug, Default)]
+pub struct Checkpoints {
+    workspaces: Mutex<HashMap<WorkspaceRoot, Arc<tokio::sync::Mutex<Cached>>>>,
+}
+
+impl Checkpoints {
+    fn workspace(&self, root: &WorkspaceRoot) -> Arc<tokio::sync::Mutex<Cached>> {
+        let mut workspaces = self.workspaces.lock().unwrap_or_else(|p| p.into_inner());
+        workspaces.entry(root.clone()).or_default().clone()
+    }
+}
+
+/// A written checkpoint.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    /// The module Lake built.
+    pub module: String,
+    /// Its artifacts.
+    pub artifacts: Artifacts,
+}
+
+/// Builds the checkpoint of `file`, whose text Lean checked was `text` (see the contract).
+pub async fn write(
+    state: &HostState,
+    call: &LeanCall<'_>,
+    runtime: &Runtime,
+    file: &Path,
+    text: &str,
+    sync: &Value,
+) -> Result<Checkpoint, HostError> {
+    let path = call.path_argument();
+    let workspace = state.checkpoints.workspace(&call.root);
+    let mut cached = match workspace.try_lock() {
+        Ok(cached) => cached,
+        Err(_) => {
+            step(call, "waiting for another save in this workspace");
+            tokio::select! {
+                cached = workspace.lock() => cached,
+                () = call.cancel.cancelled() => return Err(HostError::new(
+                    code::REQUEST_CANCELLED,
+                    "cancelled while waiting for another save in this workspace",
+                )),
+            }
+        }
+    };
+    let stamp = ConfigStamp::read(call.root.path());
+    let layout = match &*cached {
+        Some((read_under, layout)) if *read_under == stamp => layout.clone(),
+        _ => {
+            step(
+                call,
+                "asking Lake where the workspace's modules are (lake env)",
+            );
+            let layout = read_layout(state, call, sync).await?;
+            *cached = Some((stamp, layout.clone()));
+            layout
+        }
+    };
+    let dirs = layout.library_dirs();
+    let candidates = layout.modules_of(file);
+    let reason = if candidates.is_empty() {
+        "notUnderSourceDir"
+    } else {
+        "unknownToLake"
+    };
+    call.ctx.set_status("saving", Some(path));
+    for module in &candidates {
+        let before = artifacts::stamp(dirs, module);
+        let (status, log) = build(state, call, module).await?;
+        if !status.success() && log.unknown_module() && log.jobs() == 0 {
+            continue;
+        }
+        if !status.success() {
+            return Err(build_failed(path, module, status.code(), &log, sync));
+        }
+        // Whatever else the save finds, Lean must know the artifacts on disk changed.
+        if artifacts::stamp(dirs, module) != before
+            && let Some(ilean) = artifacts::ilean(dirs, module)
+        {
+            let created = before.get(1).is_none_or(Option::is_none);
+            runtime.artifacts_rewritten(file, &ilean, created).await;
+        }
+        let now = tokio::fs::read_to_string(file).await.ok();
+        if now.as_deref() != Some(text) {
+            return Err(source_changed(path, module, sync));
+        }
+        let artifacts = artifacts::find(dirs, module)
+            .map_err(|missing| artifacts_missing(path, module, &missing, sync))?;
+        return Ok(Checkpoint {
+            module: module.clone(),
+            artifacts,
+        });
+    }
+    Err(not_a_module(path, reason, &candidates, &layout, sync))
+}
+
+/// A progress step of the save.
+fn step(call: &LeanCall<'_>, what: &str) {
+    let (tool, path) = (call.ctx.tool(), call.path_argument());
+    call.ctx.progress(format!("{tool} on {path}: {what}"));
+}
+
+/// Runs `lake build +<module>`, forwarding its job lines; its status and what it said.
+async fn build(
+    state: &HostState,
+    call: &LeanCall<'_>,
+    module: &str,
+) -> Result<(ExitStatus, BuildLog), HostError> {
+    step(
+        call,
+        &format!("lake build +{module} (Lake re-elaborates the module to write its artifacts)"),
+    );
+    let mut log = BuildLog::default();
+    let status = lake_run::run(
+        &state.options.lake,
+        call.root.path(),
+        &["build".to_owned(), format!("+{module}")],
+        |killer| state.registry.track(&call.root, killer),
+        &call.cancel,
+        state.options.lean_timeout,
+        |line| {
+            log.push(line);
+            progress::build_line(call.ctx, call.path_argument(), line);
+        },
+    )
+    .await?;
+    Ok((status, log))
+}
+
+/// Runs `lake env` and reads the layout from it.
+async fn read_layout(
+    state: &HostState,
+    call: &LeanCall<'_>,
+    sync: &Value,
+) -> Result<Layout, HostError> {
+    let mut output = String::new();
+    let mut log = BuildLog::default();
+    let status = lake_run::run(
+        &state.options.lake,
+        call.root.path(),
+        &["env".to_owned()],
+        |killer| state.registry.track(&call.root, killer),
+        &call.cancel,
+        state.options.lean_timeout,
+        |line| {
+            log.push(line);
+            output.push_str(line);
+            output.push('\n');
+        },
+    )
+    .await?;
+    if !status.success() {
+        return Err(HostError::new(
+            code::SAVE_UNSUPPORTED_SETUP,
+            format!(
+                "`lake env` failed ({status}) in the workspace, so its modules cannot be \
+                 located; its output is in data.logTail (a broken lakefile?)"
+            ),
+        )
+        .with_data(json!({
+            "path": call.path_argument(),
+            "reason": "lakeEnvFailed",
+            "logTail": log.tail(),
+            "sync": sync,
+        })));
+    }
+    Ok(Layout::parse(call.root.path(), &output))
+}
+
+fn not_a_module(
+    path: &str,
+    reason: &str,
+    candidates: &[String],
+    layout: &Layout,
+    sync: &Value,
+) -> HostError {
+    let why = if candidates.is_empty() {
+        "it lies under none of the libraries' source directories".to_owned()
+    } else {
+        format!(
+            "Lake builds no module named {} (`lake build +{}` answered `unknown module`)",
+            candidates.join(" or "),
+            candidates[0]
+        )
+    };
+    let dirs: Vec<String> = layout
+        .source_dirs()
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    HostError::new(
+        code::SAVE_TARGET_NOT_MODULE,
+        format!(
+            "{path} is not a module of this workspace's Lake package: {why}. lean_save \
+             checkpoints modules a library of the lakefile builds; move the file under a \
+             library's source directory or add it to the library's roots or globs"
+        ),
+    )
+    .with_data(json!({
+        "path": path,
+        "reason": reason,
+        "candidates": candidates,
+        "sourceDirs": dirs,
+        "sync": sync,
+    }))
+}
+
+fn build_failed(
+    path: &str,
+    module: &str,
+    exit: Option<i32>,
+    log: &BuildLog,
+    sync: &Value,
+) -> HostError {
+    let failed = log.failed_targets();
+    let what = if failed.is_empty() {
+        String::new()
+    } else {
+        format!(" ({} failed)", failed.join(", "))
+    };
+    HostError::new(
+        code::SAVE_BUILD_FAILED,
+        format!(
+            "`lake build +{module}` failed{what}, so no checkpoint of {path} was written. Lake \
+             builds from the files on disk, including the modules it imports, which may differ \
+             from what Lean showed; its last lines are in data.logTail"
+        ),
+    )
+    .with_data(json!({
+        "path": path,
+        "module": module,
+        "exitStatus": exit,
+        "failedTargets": failed,
+        "logTail": log.tail(),
+        "sync": sync,
+    }))
+}
+
+fn source_changed(path: &str, module: &str, sync: &Value) -> HostError {
+    let version = sync.get("version").cloned().unwrap_or(Value::Null);
+    HostError::new(
+        code::CONTENT_MODIFIED,
+        format!(
+            "{path} changed on disk while Lake built it, so the artifacts may not be those of \
+             the text Lean checked (version {version}); call lean_save again"
+        ),
+    )
+    .with_data(json!({
+        "reason": "sourceChangedDuringSave",
+        "path": path,
+        "module": module,
+        "version": version,
+        "sync": sync,
+    }))
+}
+
+fn artifacts_missing(
+    path: &str,
+    module: &str,
+    missing: &artifacts::Missing,
+    sync: &Value,
+) -> HostError {
+    let shown = |paths: &[std::path::PathBuf]| -> Vec<String> {
+        paths.iter().map(|p| p.display().to_string()).collect()
+    };
+    HostError::new(
+        code::SAVE_UNSUPPORTED_SETUP,
+        format!(
+            "`lake build +{module}` succeeded, but {} is not where Lake's LEAN_PATH says its \
+             artifacts are; lean_save does not know this Lake layout",
+            shown(&missing.missing).join(", ")
+        ),
+    )
+    .with_data(json!({
+        "path": path,
+        "module": module,
+        "reason": "artifactsNotFound",
+        "missing": shown(&missing.missing),
+        "lookedIn": shown(&missing.looked_in),
+        "sync": sync,
+    }))
+}
