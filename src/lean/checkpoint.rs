@@ -165,6 +165,7 @@ async fn build(
         &format!("lake build +{module} (Lake re-elaborates the module to write its artifacts)"),
     );
     let mut log = BuildLog::default();
+    let mut reported = 0;
     let status = lake_run::run(
         &state.options.lake,
         call.root.path(),
@@ -174,7 +175,7 @@ async fn build(
         state.options.lean_timeout,
         |line| {
             log.push(line);
-            progress::build_line(call.ctx, call.path_argument(), line);
+            progress::build_line(call.ctx, call.path_argument(), line, &mut reported);
         },
     )
     .await?;

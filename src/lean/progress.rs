@@ -12,10 +12,11 @@
 //!    policy admits its level (error, warning, info, debug for hints).
 //! 5. Only events of the document the call waits on, at or after the LSP version it waits for,
 //!    are reported. A call that fell behind misses live events, never results.
-//! 6. A checkpoint's `lake build` ([`build_line`]): each job line (`✔ [i/n] Built M`) is a
-//!    progress step, every one of them (through a pipe Lake prints one only for a job that did
-//!    work or logged something, `lean-stock-speculation.md` §C); the job logs between them are
-//!    not (they reach the result of a failed build instead).
+//! 6. A checkpoint's `lake build` ([`build_line`]): job lines (`✔ [i/n] Built M`; through a
+//!    pipe Lake prints one only for a job that did work or logged something,
+//!    `lean-stock-speculation.md` §C) are progress steps: the first, then one per ten jobs, the
+//!    last, and every one that warned or failed (a first build of a Mathlib-sized project has
+//!    thousands); the job logs between them are not (they reach the result of a failed build).
 
 use serde_json::json;
 use tokio::sync::broadcast::Receiver;
@@ -30,6 +31,9 @@ use crate::mcp::CallContext;
 pub const DIAGNOSTIC_LOGGER: &str = "lean.diagnostic";
 /// File progress is reported again after this many more updates.
 const PROGRESS_STEP: u64 = 25;
+/// A build's job lines are reported for the first job, then every this many jobs, the last
+/// job, and any job that warned or failed.
+const BUILD_STEP: u64 = 10;
 /// Setup progress is reported for the first line and every this many.
 const SETUP_STEP: u64 = 10;
 
@@ -172,9 +176,38 @@ impl<'a> Reporter<'a> {
     }
 }
 
-/// Reports one line of a checkpoint's `lake build` (see the contract).
-pub fn build_line(ctx: &CallContext, path: &str, line: &str) {
-    if job_line(line).is_some() {
+/// Reports one line of a checkpoint's `lake build` (see the contract); `last` is the index of
+/// the last job line reported for this build (0 before any).
+pub fn build_line(ctx: &CallContext, path: &str, line: &str, last: &mut u64) {
+    let Some(job) = job_line(line) else {
+        return;
+    };
+    if build_line_due(job.icon, job.index, job.total, *last) {
+        *last = job.index.max(1);
         ctx.progress(format!("{} on {path}: {line}", ctx.tool()));
+    }
+}
+
+/// Whether job `index` of `total` is reported, after job `last` was (0: none yet).
+fn build_line_due(icon: char, index: u64, total: u64, last: u64) -> bool {
+    last == 0 || index >= last + BUILD_STEP || index == total || icon != '✔'
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_build_reports_its_first_every_tenth_its_last_and_its_troubles() {
+        let mut last = 0;
+        let mut reported = Vec::new();
+        for index in 1..=35u64 {
+            let icon = if index == 17 { '⚠' } else { '✔' };
+            if build_line_due(icon, index, 35, last) {
+                last = index;
+                reported.push(index);
+            }
+        }
+        assert_eq!(reported, [1, 11, 17, 27, 35]);
     }
 }
