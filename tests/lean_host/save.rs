@@ -259,7 +259,10 @@ fn files_that_are_no_module_of_the_package_are_refused() {
         "invalidParams",
     );
     assert!(
-        away["message"].as_str().unwrap().contains("outside the workspace"),
+        away["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside the workspace"),
         "{away}"
     );
     if !crate::harness::fake_only("a file under no source directory builds nothing") {
