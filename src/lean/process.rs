@@ -14,6 +14,7 @@
 //!    the orphans it left), and the group is never signalled again (its id could be reused).
 //! 3. A `lake` that cannot be started is a [`SpawnError`] that says what to do: install Lean with
 //!    elan, or point `--lake` / `LEAN_BEAM_LAKE` at it.
+//! 4. With a trace stream, every stderr line is also written to it (`lean-stderr`).
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -24,6 +25,8 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
+
+use crate::trace::Stream;
 
 /// Lines of stderr kept for error reports.
 pub const TAIL_LINES: usize = 40;
@@ -123,11 +126,13 @@ impl GroupKiller {
 }
 
 impl LeanProcess {
-    /// Starts `<lake> serve` in `root`, with `extra_args` passed on after `--` to the server.
+    /// Starts `<lake> serve` in `root`, with `extra_args` passed on after `--` to the server,
+    /// its stderr also written to `trace` if there is one.
     pub fn spawn(
         lake: &Path,
         root: &Path,
         extra_args: &[String],
+        trace: Option<Stream>,
     ) -> Result<(LeanProcess, ChildStdin, ChildStdout), SpawnError> {
         let mut command = Command::new(lake);
         command.arg("serve");
@@ -162,7 +167,7 @@ impl LeanProcess {
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
         let tail = Arc::new(StderrTail::default());
-        tokio::spawn(keep_tail(BufReader::new(stderr), tail.clone()));
+        tokio::spawn(keep_tail(BufReader::new(stderr), tail.clone(), trace));
         let killer = GroupKiller {
             group,
             gone: Arc::default(),
@@ -225,7 +230,11 @@ async fn reap(mut child: Child, killer: GroupKiller, exited: watch::Sender<Optio
     let _ = exited.send(Some(status));
 }
 
-async fn keep_tail(mut stderr: BufReader<tokio::process::ChildStderr>, tail: Arc<StderrTail>) {
+async fn keep_tail(
+    mut stderr: BufReader<tokio::process::ChildStderr>,
+    tail: Arc<StderrTail>,
+    trace: Option<Stream>,
+) {
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -235,6 +244,9 @@ async fn keep_tail(mut stderr: BufReader<tokio::process::ChildStderr>, tail: Arc
                 return;
             }
             Ok(_) => {
+                if let Some(trace) = &trace {
+                    trace.write("lean-stderr", &line);
+                }
                 let text = String::from_utf8_lossy(&line).trim_end().to_string();
                 tracing::debug!(target: "lean_beam_mcp::lean::stderr", "{text}");
                 tail.push(text);
@@ -286,8 +298,13 @@ mod tests {
 
     #[tokio::test]
     async fn a_missing_lake_says_how_to_install_lean() {
-        let err = LeanProcess::spawn(Path::new("lake-that-does-not-exist"), Path::new("/"), &[])
-            .unwrap_err();
+        let err = LeanProcess::spawn(
+            Path::new("lake-that-does-not-exist"),
+            Path::new("/"),
+            &[],
+            None,
+        )
+        .unwrap_err();
         assert!(err.message.contains("not found on PATH"), "{}", err.message);
         assert!(err.message.contains("elan"), "{}", err.message);
     }

@@ -5,7 +5,8 @@
 //! 1. [`Runtime::start`] spawns `lake serve` in the root and completes the strict handshake
 //!    (`initialize`, then `initialized`; Lean's `register_lean_watcher` is answered by the
 //!    client) within the Lean timeout. A failure is `runtimeSetup` with Lean's stderr tail, and
-//!    leaves no process behind.
+//!    leaves no process behind. With tracing on, each start writes its LSP traffic and stderr to a
+//!    trace stream of its own (see [`trace_prefix`]).
 //! 2. Documents are read from disk on every use ([`Runtime::sync_document`]): the first use sends
 //!    `didOpen` with an explicit `dependencyBuildMode` (`once`: out-of-date imports are built on
 //!    open, and never again behind the caller's back), a changed text sends `didChange` (full
@@ -108,6 +109,21 @@ pub struct Runtime {
     closed_for_budget: AtomicU64,
 }
 
+/// The name every trace stream of `root`'s Lean servers starts with: `lsp-<directory
+/// name>-<8 hex digits of the root's hash>-`, then the start's epoch.
+pub fn trace_prefix(root: &WorkspaceRoot) -> String {
+    use sha2::Digest;
+    let name = root
+        .path()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name: String = name.chars().take(40).collect();
+    let digest = sha2::Sha256::digest(root.path().as_os_str().as_encoded_bytes());
+    let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    format!("lsp-{name}-{hash}-")
+}
+
 impl Runtime {
     /// Starts `lake serve` in `root` and completes the handshake; documents continue the
     /// versions in `memory`. `on_spawn` gets the process group's killer as soon as the process
@@ -119,13 +135,21 @@ impl Runtime {
         memory: Arc<VersionMemory>,
         on_spawn: impl FnOnce(GroupKiller),
     ) -> Result<Runtime, HostError> {
-        let (process, stdin, stdout) =
-            LeanProcess::spawn(&options.lake, root.path(), &options.serve_args)
-                .map_err(|e| HostError::new(code::RUNTIME_SETUP, e.message))?;
+        let trace = options
+            .trace
+            .as_ref()
+            .map(|dir| dir.stream(&format!("{}{epoch}", trace_prefix(&root))));
+        let (process, stdin, stdout) = LeanProcess::spawn(
+            &options.lake,
+            root.path(),
+            &options.serve_args,
+            trace.clone(),
+        )
+        .map_err(|e| HostError::new(code::RUNTIME_SETUP, e.message))?;
         on_spawn(process.killer());
         let documents = Arc::new(Documents::new(memory));
         let twins = TwinPool::new(root.path(), options.max_twins);
-        let client = LspClient::start(BufReader::new(stdout), stdin, documents.clone());
+        let client = LspClient::start(BufReader::new(stdout), stdin, documents.clone(), trace);
         let mut runtime = Runtime {
             tail: process.stderr_tail(),
             process,
