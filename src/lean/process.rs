@@ -87,6 +87,9 @@ impl StderrTail {
 pub struct SpawnError {
     /// What went wrong and what to do about it.
     pub message: String,
+    /// Which way it went wrong: `lakeNotFound` (no such file, or not on PATH),
+    /// `lakeNotExecutable`, or `spawnFailed`.
+    pub reason: &'static str,
 }
 
 /// A running `lake serve` and its process group.
@@ -259,23 +262,29 @@ fn spawn_error(lake: &Path, root: &Path, error: &std::io::Error) -> SpawnError {
     let install = "Install Lean with elan (https://github.com/leanprover/elan: \
                    curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh), \
                    which puts `lake` on PATH, or point --lake (or LEAN_BEAM_LAKE) at a lake executable";
-    let message = match error.kind() {
-        std::io::ErrorKind::NotFound if lake.components().count() == 1 => {
-            format!("`{}` was not found on PATH. {install}.", lake.display())
-        }
-        std::io::ErrorKind::NotFound => {
-            format!("{} does not exist. {install}.", lake.display())
-        }
-        std::io::ErrorKind::PermissionDenied => {
-            format!("{} is not executable ({error}). {install}.", lake.display())
-        }
-        _ => format!(
-            "could not start `{} serve` in {}: {error}",
-            lake.display(),
-            root.display()
+    let (reason, message) = match error.kind() {
+        std::io::ErrorKind::NotFound if lake.components().count() == 1 => (
+            "lakeNotFound",
+            format!("`{}` was not found on PATH. {install}.", lake.display()),
+        ),
+        std::io::ErrorKind::NotFound => (
+            "lakeNotFound",
+            format!("{} does not exist. {install}.", lake.display()),
+        ),
+        std::io::ErrorKind::PermissionDenied => (
+            "lakeNotExecutable",
+            format!("{} is not executable ({error}). {install}.", lake.display()),
+        ),
+        _ => (
+            "spawnFailed",
+            format!(
+                "could not start `{} serve` in {}: {error}",
+                lake.display(),
+                root.display()
+            ),
         ),
     };
-    SpawnError { message }
+    SpawnError { message, reason }
 }
 
 #[cfg(test)]
@@ -306,6 +315,7 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.message.contains("not found on PATH"), "{}", err.message);
+        assert_eq!(err.reason, "lakeNotFound");
         assert!(err.message.contains("elan"), "{}", err.message);
     }
 }

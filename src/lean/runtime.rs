@@ -4,8 +4,10 @@
 //! Contract:
 //! 1. [`Runtime::start`] spawns `lake serve` in the root and completes the strict handshake
 //!    (`initialize`, then `initialized`; Lean's `register_lean_watcher` is answered by the
-//!    client) within the Lean timeout. A failure is `runtimeSetup` with Lean's stderr tail, and
-//!    leaves no process behind. With tracing on, each start writes its LSP traffic and stderr to a
+//!    client) within the Lean timeout. A failure is `runtimeSetup` with `data.reason`
+//!    (`lakeNotFound`, `lakeNotExecutable`, `spawnFailed`, `handshakeExited`,
+//!    `handshakeRefused` or `handshakeTimeout`) and, once Lean ran, its stderr tail; it leaves
+//!    no process behind. With tracing on, each start writes its LSP traffic and stderr to a
 //!    trace stream of its own (see [`trace_prefix`]).
 //! 2. Documents are read from disk on every use ([`Runtime::sync_document`]): the first use sends
 //!    `didOpen` with an explicit `dependencyBuildMode` (`once`: out-of-date imports are built on
@@ -145,7 +147,9 @@ impl Runtime {
             &options.serve_args,
             trace.clone(),
         )
-        .map_err(|e| HostError::new(code::RUNTIME_SETUP, e.message))?;
+        .map_err(|e| {
+            HostError::new(code::RUNTIME_SETUP, e.message).with_data(json!({ "reason": e.reason }))
+        })?;
         on_spawn(process.killer());
         let documents = Arc::new(Documents::new(memory));
         let twins = TwinPool::new(root.path(), options.max_twins);
@@ -169,19 +173,26 @@ impl Runtime {
         let outcome = tokio::time::timeout(runtime.options.lean_timeout, handshake).await;
         let failure = match outcome {
             Ok(Ok(_capabilities)) => None,
-            Ok(Err(LspError::Closed(reason))) => Some(format!(
-                "`{} serve` ended before completing the LSP handshake ({reason})",
-                runtime.options.lake.display()
+            Ok(Err(LspError::Closed(reason))) => Some((
+                "handshakeExited",
+                format!(
+                    "`{} serve` ended before completing the LSP handshake ({reason})",
+                    runtime.options.lake.display()
+                ),
             )),
-            Ok(Err(LspError::Response { code, message, .. })) => {
-                Some(format!("Lean refused initialize with {code}: {message}"))
-            }
-            Err(_) => Some(format!(
-                "Lean did not answer initialize within {:?}",
-                runtime.options.lean_timeout
+            Ok(Err(LspError::Response { code, message, .. })) => Some((
+                "handshakeRefused",
+                format!("Lean refused initialize with {code}: {message}"),
+            )),
+            Err(_) => Some((
+                "handshakeTimeout",
+                format!(
+                    "Lean did not answer initialize within {:?}",
+                    runtime.options.lean_timeout
+                ),
             )),
         };
-        if let Some(failure) = failure {
+        if let Some((reason, failure)) = failure {
             runtime.kill();
             runtime.wait_exit().await;
             let tail = runtime.tail.final_lines(STDERR_DRAIN).await;
@@ -193,7 +204,7 @@ impl Runtime {
                     runtime.root.path().display()
                 ),
             )
-            .with_data(json!({ "stderrTail": tail })));
+            .with_data(json!({ "reason": reason, "stderrTail": tail })));
         }
         runtime.client.notify("initialized", json!({}));
         // Lake may write its manifest while it loads the workspace: what counts as a change is
