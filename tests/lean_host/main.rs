@@ -16,3 +16,4 @@ mod logging;
 mod navigation;
 mod speculative;
 mod todo;
+mod trace;
