@@ -64,7 +64,12 @@ fn version_and_help_answer() {
     let help = run(&["--help"]);
     assert!(help.status.success());
     let help = stdout(&help);
-    for words in ["config", "--trace-dir <DIR>", "Exit status"] {
+    for words in [
+        "config",
+        "--self-check <FILE>",
+        "--trace-dir <DIR>",
+        "Exit status",
+    ] {
         assert!(help.contains(words), "--help lacks {words:?}:\n{help}");
     }
 }

@@ -28,7 +28,8 @@ are cancelled and Lean is shut down; 3 when that took longer than --shutdown-tim
 output is dropped and Lean killed); 130 or 143 when a SIGINT or SIGTERM arrived during that \
 shutdown and ended it at once; 4 on an internal failure; 2 for a bad command line; 1 when the \
 server could not start.
-Exit status, config: 0, or 2 for a bad command line.";
+Exit status, --self-check: 0 when every phase passed, 1 when one failed or the check could not \
+run. Exit status, config: 0, or 2 for a bad command line.";
 
 /// A Model Context Protocol server for Lean 4 projects, on stdio.
 ///
@@ -37,7 +38,8 @@ Exit status, config: 0, or 2 for a bad command line.";
 /// it on stdout, logs to stderr. It drives your own Lean: `lake serve` (as elan installs it),
 /// started on first use in each project a call names.
 ///
-/// Set-up: `lean-beam-mcp config <client>` prints what registers this binary with an MCP client.
+/// Set-up: `lean-beam-mcp config <client>` prints what registers this binary with an MCP client;
+/// `lean-beam-mcp --self-check <file.lean>` checks that Lean works through it on one file.
 #[derive(Debug, Parser)]
 #[command(name = "lean-beam-mcp", version, about, long_about, after_help = AFTER_HELP)]
 pub struct Cli {
@@ -45,9 +47,22 @@ pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// How the server runs.
+    /// How the server runs (also what the self-check runs with).
     #[command(flatten)]
     pub server: ServerArgs,
+
+    /// Check the set-up on FILE (a .lean file of a Lake project) instead of serving: start Lean,
+    /// sync the file, ask for hover and goals at its first tactic, run a speculative probe
+    /// there, close it; print each phase's result and time, and what to do when one fails.
+    #[arg(long, value_name = "FILE")]
+    pub self_check: Option<PathBuf>,
+
+    /// Milliseconds each self-check phase may take (it is also the Lean timeout during the
+    /// check).
+    #[arg(long, value_name = "MS", env = "LEAN_BEAM_SELF_CHECK_TIMEOUT_MS",
+          default_value_t = 120_000,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub self_check_timeout_ms: u64,
 }
 
 /// What to do instead of serving.

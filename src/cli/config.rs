@@ -42,7 +42,7 @@ pub fn check_flags(flags: &[String]) -> Result<u64, clap::Error> {
     let argv = std::iter::once("lean-beam-mcp".to_owned()).chain(flags.iter().cloned());
     let matches = Cli::command().try_get_matches_from(argv)?;
     let cli = Cli::from_arg_matches(&matches)?;
-    if cli.command.is_some() {
+    if cli.command.is_some() || cli.self_check.is_some() {
         return Err(Cli::command().error(
             clap::error::ErrorKind::ArgumentConflict,
             "a configured server serves: give it server flags only",
@@ -69,9 +69,11 @@ pub fn render(client: Client, binary: &Path, flags: &[String], lean_timeout_ms: 
             .collect::<Vec<_>>()
             .join(", ")
     );
-    let check = "Then ask the agent to call lean_sync on a file, with workspace \
-         {\"root\": \"/absolute/project\"}."
-        .to_owned();
+    let check = format!(
+        "Check the set-up first with `{} --self-check <a .lean file of your project>`; then ask \
+         the agent to call lean_sync on a file, with workspace {{\"root\": \"/absolute/project\"}}.",
+        shell_word(&binary.display().to_string())
+    );
     let (text, guide) = match client {
         Client::Claude => (
             json_servers("mcpServers", &command, &args, true),
@@ -199,6 +201,6 @@ mod tests {
             snippet.text
         );
         assert!(check_flags(&["--no-such-flag".to_owned()]).is_err());
-        assert!(check_flags(&["config".to_owned(), "json".to_owned()]).is_err());
+        assert!(check_flags(&["--self-check".to_owned(), "A.lean".to_owned()]).is_err());
     }
 }

@@ -1,17 +1,19 @@
-//! The command line of `lean-beam-mcp`: serve MCP on stdio (the default), or print a client's
-//! configuration (`config <client>`).
+//! The command line of `lean-beam-mcp`: serve MCP on stdio (the default), print a client's
+//! configuration (`config <client>`), or check the set-up on one file (`--self-check`).
 //!
-//! Contract: `args` declares every flag, its environment variable and its default; `serve` and
-//! `config` each own one way to run. Server flags go before anything else when serving, and
-//! after `config <client> --`, where they are written into the
+//! Contract: `args` declares every flag, its environment variable and its default; `serve`,
+//! `config` and `self_check` each own one way to run. Server flags go before anything else when
+//! serving or checking, and after `config <client> --`, where they are written into the
 //! configuration: given before `config` they would be silently unused, so they are refused.
 
 pub mod args;
 pub mod config;
+mod self_check;
 mod serve;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
@@ -52,7 +54,14 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
         }
         None => {
             log_to_stderr();
-            serve::serve(&cli.server)
+            match &cli.self_check {
+                Some(file) => self_check::run(
+                    file,
+                    &cli.server,
+                    Duration::from_millis(cli.self_check_timeout_ms),
+                ),
+                None => serve::serve(&cli.server),
+            }
         }
     }
 }

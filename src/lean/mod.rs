@@ -42,6 +42,7 @@ pub use options::{
 };
 pub use orphans::adopt_orphans;
 use state::HostState;
+pub use workspace::PROJECT_MARKERS;
 
 /// Instructions sent to clients in `initialize` and `server/discover`.
 pub const INSTRUCTIONS: &str =

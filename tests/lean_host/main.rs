@@ -14,6 +14,7 @@ mod harness;
 mod lifecycle;
 mod logging;
 mod navigation;
+mod self_check;
 mod speculative;
 mod todo;
 mod trace;
