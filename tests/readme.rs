@@ -173,3 +173,75 @@ fn the_readme_lean_sync_example_works() {
     );
     server.finish_clean();
 }
+
+/// The binary path the README's snippets show.
+const README_BINARY: &str = "/home/you/.cargo/bin/lean-beam-mcp";
+
+/// The README starts a user at `cargo install`, and shows each client's snippet exactly as
+/// `config <client>` prints it (with the README's stand-in for the binary's path).
+#[test]
+fn the_readme_installs_and_shows_each_snippet_as_config_prints_it() {
+    assert!(README.contains("cargo install --locked --path ."));
+    let binary = std::fs::canonicalize(support::server_bin()).unwrap();
+    for client in ["claude", "codex", "vscode", "cursor", "json"] {
+        let output = std::process::Command::new(&binary)
+            .args(["config", client])
+            .env_remove("LEAN_BEAM_LEAN_TIMEOUT_MS")
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        let snippet = String::from_utf8(output.stdout)
+            .unwrap()
+            .replace(&binary.display().to_string(), README_BINARY);
+        assert!(
+            README.contains(&snippet),
+            "the README does not show `config {client}` as it prints:\n{snippet}"
+        );
+    }
+}
+
+/// The README's self-check example is what the self-check prints on the fixture project (run
+/// here against the fake Lean, as the README says), times aside.
+#[test]
+fn the_readme_self_check_example_is_a_real_run() {
+    const MARK: &str =
+        "<!-- self-check example: tests/readme.rs checks it against a run -->\n```text\n";
+    const ROOT: &str = "/home/you/lean-beam-mcp/tests/fixtures/lean-project";
+    let start = README.find(MARK).expect("the README marks its example") + MARK.len();
+    let end = start + README[start..].find("```").expect("the example ends");
+    let shown: String = README[start..end]
+        .lines()
+        .map(|line| support::hide_times(line) + "\n")
+        .collect();
+    let copy = tempfile::tempdir().unwrap();
+    let root = copy.path().join("lean-project");
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lean-project");
+    std::process::Command::new("cp")
+        .arg("-R")
+        .arg(&fixture)
+        .arg(&root)
+        .status()
+        .unwrap();
+    let root = std::fs::canonicalize(root).unwrap();
+    let fake = std::path::Path::new(support::server_bin())
+        .parent()
+        .unwrap()
+        .join("fake-lake");
+    let output = std::process::Command::new(support::server_bin())
+        .arg("--lake")
+        .arg(&fake)
+        .arg("--self-check")
+        .arg(root.join("Fixture/Basic.lean"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let ran: String = String::from_utf8(output.stdout)
+        .unwrap()
+        .replace(&root.display().to_string(), ROOT)
+        .replace(&fake.display().to_string(), "lake")
+        .lines()
+        .map(|line| support::hide_times(line) + "\n")
+        .collect();
+    assert_eq!(shown, ran);
+}

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::harness::{Project, fake_only, lake, snapshot};
-use crate::support::server_bin;
+use crate::support::{hide_times, server_bin};
 
 /// Runs the self-check on `file` of `project` with the suite's `lake` (unless `args` names
 /// one), the fake's switches `env`, and no trace; its output.
@@ -37,47 +37,6 @@ fn report(project: &Project, output: &Output) -> String {
         .replace(&project.root().display().to_string(), "[root]")
         .replace(&lake().display().to_string(), "[lake]");
     text.lines().map(hide_times).collect::<Vec<_>>().join("\n") + "\n"
-}
-
-/// A time becomes `[t]`: right-aligned in the same width in the report's time column (after
-/// two spaces or more), else after one space.
-fn hide_times(line: &str) -> String {
-    let chars: Vec<char> = line.chars().collect();
-    let mut out = String::new();
-    let mut i = 0;
-    while i < chars.len() {
-        let spaces = chars[i..].iter().take_while(|c| **c == ' ').count();
-        let digits_from = i + spaces;
-        let digits = chars[digits_from..]
-            .iter()
-            .take_while(|c| c.is_ascii_digit() || **c == '.')
-            .count();
-        let rest: String = chars[digits_from + digits..].iter().collect();
-        let unit = [" ms", " s"].into_iter().find(|u| {
-            rest.starts_with(u)
-                && rest[u.len()..]
-                    .chars()
-                    .next()
-                    .is_none_or(|c| " .,)".contains(c))
-        });
-        match unit {
-            Some(unit) if spaces > 0 && digits > 0 => {
-                let width = if spaces > 1 {
-                    spaces + digits + unit.len()
-                } else {
-                    4
-                };
-                out.push_str(&" ".repeat(width.saturating_sub(3)));
-                out.push_str("[t]");
-                i = digits_from + digits + unit.len();
-            }
-            _ => {
-                out.extend(&chars[i..digits_from.max(i + 1)]);
-                i = digits_from.max(i + 1);
-            }
-        }
-    }
-    out
 }
 
 fn status_of(output: &Output) -> Option<i32> {
