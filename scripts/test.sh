@@ -28,7 +28,10 @@ cargo build --workspace --all-features --locked
 echo "== cargo test (workspace, all features)"
 cargo test --workspace --all-features --locked
 
-echo "== real-Lean lane (the Lean host scenarios against a real lake, where one is on PATH)"
+echo "== install lane: cargo install --locked --path . into a temporary root, then its binary"
+scripts/test-install.sh
+
+echo "== real-Lean lane (the Lean host scenarios and the self-check against a real lake, where one is on PATH)"
 scripts/test-real-lean.sh
 
 echo "== MCP conformance 0.1.16 at 2025-11-25 (legacy bridge)"
