@@ -7,7 +7,8 @@
 //! version and position (`call`), ask Lean, and report progress while they wait (`progress`).
 //! Failures are `error`'s codes; `stats` counts everything. What a dead server leaves behind is
 //! ended by `orphans`. Feedback reports (`feedback`) read what the host holds and never start
-//! Lean.
+//! Lean. With tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's
+//! stderr to a trace stream of its own.
 
 mod call;
 mod diagnostics;

@@ -175,3 +175,31 @@ fn a_file_outside_a_project_is_refused_before_anything_starts() {
     assert_eq!(not_lean.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&not_lean.stdout).contains("is not a .lean file"));
 }
+
+#[test]
+fn a_traced_self_check_leaves_its_mcp_and_lsp_traffic_behind() {
+    let project = Project::fixture();
+    let traces = tempfile::tempdir().unwrap();
+    let output = self_check(
+        &project,
+        "Fixture/Basic.lean",
+        &["--trace-dir", traces.path().to_str().unwrap()],
+        &[],
+    );
+    assert_eq!(status_of(&output), Some(0), "{}", report(&project, &output));
+    let names: Vec<String> = std::fs::read_dir(traces.path())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    let mcp = names
+        .iter()
+        .find(|n| n.ends_with("-mcp.log"))
+        .expect("an MCP trace");
+    assert!(
+        names.iter().any(|n| n.contains("-lsp-project-")),
+        "an LSP trace: {names:?}"
+    );
+    let text = std::fs::read_to_string(traces.path().join(mcp)).unwrap();
+    assert!(text.contains(r#""name":"lean_run_at""#), "{text}");
+}
