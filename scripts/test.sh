@@ -2,7 +2,7 @@
 # The one test command: formatting, lints, every Rust suite (unit, transcript, property, load,
 # bridge, rmcp client, the Lean host against the fake Lean), the real-Lean lane (skipped by name
 # without a `lake` on PATH), then the external lanes: the official MCP conformance suites through the
-# HTTP bridge and the official SDK clients over stdio. The lanes install what they need
+# HTTP bridge, the official SDK clients and the MCP Inspector over stdio. The lanes install what they need
 # (Node 24 and Python mcp from PyPI, npm packages from conformance/package-lock.json) under
 # target/lanes/ via scripts/lib/lanes.sh.
 #
@@ -28,7 +28,10 @@ cargo build --workspace --all-features --locked
 echo "== cargo test (workspace, all features)"
 cargo test --workspace --all-features --locked
 
-echo "== real-Lean lane (the Lean host scenarios against a real lake, where one is on PATH)"
+echo "== install lane: cargo install --locked --path . into a temporary root, then its binary"
+scripts/test-install.sh
+
+echo "== real-Lean lane (the Lean host scenarios and the self-check against a real lake, where one is on PATH)"
 scripts/test-real-lean.sh
 
 echo "== MCP conformance 0.1.16 at 2025-11-25 (legacy bridge)"
@@ -45,6 +48,9 @@ scripts/test-mcp-modern-sdk.sh
 
 echo "== SDK client: Python mcp 2.3.0 (auto, pinned, legacy)"
 scripts/test-mcp-python-client.sh
+
+echo "== MCP Inspector 2.12.0 CLI over stdio: tools/list, beam_version, lean_sync (fake lake)"
+scripts/test-mcp-inspector.sh
 
 echo "== benchmark smoke run (every server's answers checked; no timing)"
 scripts/bench.sh --smoke

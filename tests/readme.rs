@@ -40,31 +40,110 @@ fn the_example_input_gets_three_answers_and_a_clean_exit() {
     assert_eq!(answers[2]["result"]["isError"], false);
 }
 
-/// Every flag `--help` documents is in the README's flag table, and every flag there exists.
+/// Where the README's flag table begins and ends.
+const TABLE_START: &str = "<!-- flags: generated from the flag declarations by tests/readme.rs (UPDATE_README=1); do not edit by hand -->";
+const TABLE_END: &str = "<!-- /flags -->";
+
+/// The flag table, made from the declarations `--help` is made from: every flag, the
+/// environment variable that sets it, its default and its meaning.
+fn flag_table() -> String {
+    use clap::CommandFactory;
+    let one_line = |text: String| text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let mut rows = vec![
+        "| flag | environment | default | meaning |".to_owned(),
+        "|---|---|---|---|".to_owned(),
+    ];
+    let command = lean_beam_mcp::cli::args::Cli::command();
+    for arg in command.get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        if matches!(long, "help" | "version") {
+            continue;
+        }
+        let flag = match arg.get_value_names() {
+            Some([value, ..]) => format!("`--{long} {value}`"),
+            _ => format!("`--{long}`"),
+        };
+        let env = arg
+            .get_env()
+            .map_or("—".to_owned(), |e| format!("`{}`", e.to_string_lossy()));
+        let defaults: Vec<String> = arg
+            .get_default_values()
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect();
+        let default = if defaults.is_empty() {
+            "—".to_owned()
+        } else {
+            format!("`{}`", defaults.join(" "))
+        };
+        let meaning = arg
+            .get_long_help()
+            .or(arg.get_help())
+            .map(|h| one_line(h.to_string()))
+            .unwrap_or_default()
+            .replace('|', "\\|");
+        rows.push(format!("| {flag} | {env} | {default} | {meaning} |"));
+    }
+    rows.join("\n") + "\n"
+}
+
+/// The README's flag table is the declarations' (`UPDATE_README=1` rewrites it), and `--help`
+/// shows every flag with its environment variable and default: neither can drift.
 #[test]
-fn the_readme_flag_table_matches_help() {
+fn the_readme_flag_table_is_the_declared_flags() {
+    let expected = flag_table();
+    let readme_path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let start = README
+        .find(TABLE_START)
+        .expect("the README marks its flag table")
+        + TABLE_START.len()
+        + 1;
+    let end = README
+        .find(TABLE_END)
+        .expect("the README ends its flag table");
+    if std::env::var_os("UPDATE_README").is_some() {
+        let updated = format!("{}{expected}{}", &README[..start], &README[end..]);
+        std::fs::write(readme_path, updated).unwrap();
+        return;
+    }
+    assert_eq!(
+        &README[start..end],
+        expected,
+        "the README's flag table is stale: regenerate it with UPDATE_README=1 cargo test --test readme"
+    );
     let help = std::process::Command::new(support::server_bin())
         .arg("--help")
+        .env_clear()
         .output()
         .unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
-    let flags = |text: &str| -> std::collections::BTreeSet<String> {
-        text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
-            .filter(|w| {
-                w.starts_with("--") && w.as_bytes().get(2).is_some_and(u8::is_ascii_lowercase)
-            })
-            .map(str::to_owned)
-            .collect()
-    };
-    let mut documented = flags(&help);
-    documented.retain(|f| f != "--help" && f != "--version");
-    let table: String = README
-        .lines()
-        .skip_while(|l| !l.starts_with("| flag |"))
-        .take_while(|l| l.starts_with('|'))
-        .collect::<Vec<_>>()
-        .join("\n");
-    assert_eq!(flags(&table), documented, "README flag table vs --help");
+    use clap::CommandFactory;
+    for arg in lean_beam_mcp::cli::args::Cli::command().get_arguments() {
+        let Some(long) = arg.get_long() else { continue };
+        assert!(help.contains(&format!("--{long}")), "--help lacks --{long}");
+        if let Some(env) = arg.get_env() {
+            let shown = format!("[env: {}=", env.to_string_lossy());
+            assert!(help.contains(&shown), "--help lacks {shown} for --{long}");
+        }
+        for default in arg.get_default_values() {
+            let shown = format!("[default: {}]", default.to_string_lossy());
+            assert!(help.contains(&shown), "--help lacks {shown} for --{long}");
+        }
+    }
+    for text in [&help, &README.to_string()] {
+        assert!(text.contains("RUST_LOG"), "RUST_LOG is documented");
+    }
+}
+
+/// Every client `config` knows is named in the README.
+#[test]
+fn the_readme_names_every_client_config_knows() {
+    use clap::ValueEnum;
+    for client in lean_beam_mcp::cli::args::Client::value_variants() {
+        let name = client.to_possible_value().unwrap().get_name().to_owned();
+        let command = format!("lean-beam-mcp config {name}");
+        assert!(README.contains(&command), "the README shows `{command}`");
+    }
 }
 
 /// The README's first `lean_sync`, run as it says (against the fake Lean: no toolchain here).
@@ -93,4 +172,76 @@ fn the_readme_lean_sync_example_works() {
         "{goals}"
     );
     server.finish_clean();
+}
+
+/// The binary path the README's snippets show.
+const README_BINARY: &str = "/home/you/.cargo/bin/lean-beam-mcp";
+
+/// The README starts a user at `cargo install`, and shows each client's snippet exactly as
+/// `config <client>` prints it (with the README's stand-in for the binary's path).
+#[test]
+fn the_readme_installs_and_shows_each_snippet_as_config_prints_it() {
+    assert!(README.contains("cargo install --locked --path ."));
+    let binary = std::fs::canonicalize(support::server_bin()).unwrap();
+    for client in ["claude", "codex", "vscode", "cursor", "json"] {
+        let output = std::process::Command::new(&binary)
+            .args(["config", client])
+            .env_remove("LEAN_BEAM_LEAN_TIMEOUT_MS")
+            .output()
+            .unwrap();
+        assert!(output.status.success());
+        let snippet = String::from_utf8(output.stdout)
+            .unwrap()
+            .replace(&binary.display().to_string(), README_BINARY);
+        assert!(
+            README.contains(&snippet),
+            "the README does not show `config {client}` as it prints:\n{snippet}"
+        );
+    }
+}
+
+/// The README's self-check example is what the self-check prints on the fixture project (run
+/// here against the fake Lean, as the README says), times aside.
+#[test]
+fn the_readme_self_check_example_is_a_real_run() {
+    const MARK: &str =
+        "<!-- self-check example: tests/readme.rs checks it against a run -->\n```text\n";
+    const ROOT: &str = "/home/you/lean-beam-mcp/tests/fixtures/lean-project";
+    let start = README.find(MARK).expect("the README marks its example") + MARK.len();
+    let end = start + README[start..].find("```").expect("the example ends");
+    let shown: String = README[start..end]
+        .lines()
+        .map(|line| support::hide_times(line) + "\n")
+        .collect();
+    let copy = tempfile::tempdir().unwrap();
+    let root = copy.path().join("lean-project");
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lean-project");
+    std::process::Command::new("cp")
+        .arg("-R")
+        .arg(&fixture)
+        .arg(&root)
+        .status()
+        .unwrap();
+    let root = std::fs::canonicalize(root).unwrap();
+    let fake = std::path::Path::new(support::server_bin())
+        .parent()
+        .unwrap()
+        .join("fake-lake");
+    let output = std::process::Command::new(support::server_bin())
+        .arg("--lake")
+        .arg(&fake)
+        .arg("--self-check")
+        .arg(root.join("Fixture/Basic.lean"))
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let ran: String = String::from_utf8(output.stdout)
+        .unwrap()
+        .replace(&root.display().to_string(), ROOT)
+        .replace(&fake.display().to_string(), "lake")
+        .lines()
+        .map(|line| support::hide_times(line) + "\n")
+        .collect();
+    assert_eq!(shown, ran);
 }

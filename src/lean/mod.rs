@@ -10,7 +10,9 @@
 //! (`lake_output`) and the artifacts it keeps (`artifacts`). Speculative runs happen in hidden
 //! twin documents (`twins`, `probe`) and continue from signed handles (`handles`). Failures are
 //! `error`'s codes; `stats` counts everything. What a dead server leaves behind is ended by
-//! `orphans`. Feedback reports (`feedback`) read what the host holds and never start Lean.
+//! `orphans`. Feedback reports (`feedback`) read what the host holds and never start Lean. With
+//! tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr to a
+//! trace stream of its own.
 
 mod artifacts;
 mod call;
@@ -50,6 +52,7 @@ pub use options::{
 };
 pub use orphans::adopt_orphans;
 use state::HostState;
+pub use workspace::PROJECT_MARKERS;
 
 /// Instructions sent to clients in `initialize` and `server/discover`.
 pub const INSTRUCTIONS: &str =

@@ -5,6 +5,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::trace::TraceDir;
+
 /// The default bound on any single wait for Lean (a request, a barrier, the handshake): generous,
 /// since a first open may build dependencies; every such wait is also cancellable.
 pub const DEFAULT_LEAN_TIMEOUT: Duration = Duration::from_secs(30 * 60);
@@ -38,6 +40,8 @@ pub struct HostOptions {
     pub max_documents: usize,
     /// How long an unused Lean server is kept (`None`: for ever).
     pub idle_timeout: Option<Duration>,
+    /// Where each Lean server's LSP traffic is traced, if anywhere.
+    pub trace: Option<TraceDir>,
 }
 
 impl Default for HostOptions {
@@ -51,6 +55,7 @@ impl Default for HostOptions {
             max_workspaces: DEFAULT_MAX_WORKSPACES,
             max_documents: DEFAULT_MAX_DOCUMENTS,
             idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
+            trace: None,
         }
     }
 }

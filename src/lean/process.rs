@@ -18,6 +18,8 @@
 //!    (`lake_run`), is started by [`spawn_owned`] (its own process group, dying with this
 //!    process, a leader for `orphans`) and ended by [`reap_owned`] (its group and its orphans
 //!    killed when it exits, the group then never signalled again).
+//! 5. With a trace stream, every stderr line of `lake serve` is also written to it
+//!    (`lean-stderr`).
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -28,6 +30,8 @@ use std::sync::{Arc, Mutex};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
+
+use crate::trace::Stream;
 
 /// Lines of stderr kept for error reports.
 pub const TAIL_LINES: usize = 40;
@@ -88,6 +92,9 @@ impl StderrTail {
 pub struct SpawnError {
     /// What went wrong and what to do about it.
     pub message: String,
+    /// Which way it went wrong: `lakeNotFound` (no such file, or not on PATH),
+    /// `lakeNotExecutable`, or `spawnFailed`.
+    pub reason: &'static str,
 }
 
 /// A running `lake serve` and its process group.
@@ -127,11 +134,13 @@ impl GroupKiller {
 }
 
 impl LeanProcess {
-    /// Starts `<lake> serve` in `root`, with `extra_args` passed on after `--` to the server.
+    /// Starts `<lake> serve` in `root`, with `extra_args` passed on after `--` to the server,
+    /// its stderr also written to `trace` if there is one.
     pub fn spawn(
         lake: &Path,
         root: &Path,
         extra_args: &[String],
+        trace: Option<Stream>,
     ) -> Result<(LeanProcess, ChildStdin, ChildStdout), SpawnError> {
         let mut command = Command::new(lake);
         command.arg("serve");
@@ -149,7 +158,7 @@ impl LeanProcess {
         let stdout = child.stdout.take().expect("piped stdout");
         let stderr = child.stderr.take().expect("piped stderr");
         let tail = Arc::new(StderrTail::default());
-        tokio::spawn(keep_tail(BufReader::new(stderr), tail.clone()));
+        tokio::spawn(keep_tail(BufReader::new(stderr), tail.clone(), trace));
         let killer = GroupKiller::of(&child);
         let (exited_tx, exited) = watch::channel(None);
         tokio::spawn(reap(child, killer.clone(), exited_tx));
@@ -248,7 +257,11 @@ async fn reap(child: Child, killer: GroupKiller, exited: watch::Sender<Option<St
     let _ = exited.send(Some(status));
 }
 
-async fn keep_tail(mut stderr: BufReader<tokio::process::ChildStderr>, tail: Arc<StderrTail>) {
+async fn keep_tail(
+    mut stderr: BufReader<tokio::process::ChildStderr>,
+    tail: Arc<StderrTail>,
+    trace: Option<Stream>,
+) {
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -258,6 +271,9 @@ async fn keep_tail(mut stderr: BufReader<tokio::process::ChildStderr>, tail: Arc
                 return;
             }
             Ok(_) => {
+                if let Some(trace) = &trace {
+                    trace.write("lean-stderr", &line);
+                }
                 let text = String::from_utf8_lossy(&line).trim_end().to_string();
                 tracing::debug!(target: "lean_beam_mcp::lean::stderr", "{text}");
                 tail.push(text);
@@ -276,23 +292,29 @@ pub fn spawn_error(
     let install = "Install Lean with elan (https://github.com/leanprover/elan: \
                    curl https://raw.githubusercontent.com/leanprover/elan/master/elan-init.sh -sSf | sh), \
                    which puts `lake` on PATH, or point --lake (or LEAN_BEAM_LAKE) at a lake executable";
-    let message = match error.kind() {
-        std::io::ErrorKind::NotFound if lake.components().count() == 1 => {
-            format!("`{}` was not found on PATH. {install}.", lake.display())
-        }
-        std::io::ErrorKind::NotFound => {
-            format!("{} does not exist. {install}.", lake.display())
-        }
-        std::io::ErrorKind::PermissionDenied => {
-            format!("{} is not executable ({error}). {install}.", lake.display())
-        }
-        _ => format!(
-            "could not start `{} {subcommand}` in {}: {error}",
-            lake.display(),
-            root.display()
+    let (reason, message) = match error.kind() {
+        std::io::ErrorKind::NotFound if lake.components().count() == 1 => (
+            "lakeNotFound",
+            format!("`{}` was not found on PATH. {install}.", lake.display()),
+        ),
+        std::io::ErrorKind::NotFound => (
+            "lakeNotFound",
+            format!("{} does not exist. {install}.", lake.display()),
+        ),
+        std::io::ErrorKind::PermissionDenied => (
+            "lakeNotExecutable",
+            format!("{} is not executable ({error}). {install}.", lake.display()),
+        ),
+        _ => (
+            "spawnFailed",
+            format!(
+                "could not start `{} {subcommand}` in {}: {error}",
+                lake.display(),
+                root.display()
+            ),
         ),
     };
-    SpawnError { message }
+    SpawnError { message, reason }
 }
 
 #[cfg(test)]
@@ -315,9 +337,15 @@ mod tests {
 
     #[tokio::test]
     async fn a_missing_lake_says_how_to_install_lean() {
-        let err = LeanProcess::spawn(Path::new("lake-that-does-not-exist"), Path::new("/"), &[])
-            .unwrap_err();
+        let err = LeanProcess::spawn(
+            Path::new("lake-that-does-not-exist"),
+            Path::new("/"),
+            &[],
+            None,
+        )
+        .unwrap_err();
         assert!(err.message.contains("not found on PATH"), "{}", err.message);
+        assert_eq!(err.reason, "lakeNotFound");
         assert!(err.message.contains("elan"), "{}", err.message);
     }
 }

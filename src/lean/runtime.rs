@@ -4,8 +4,11 @@
 //! Contract:
 //! 1. [`Runtime::start`] spawns `lake serve` in the root and completes the strict handshake
 //!    (`initialize`, then `initialized`; Lean's `register_lean_watcher` is answered by the
-//!    client) within the Lean timeout. A failure is `runtimeSetup` with Lean's stderr tail, and
-//!    leaves no process behind.
+//!    client) within the Lean timeout. A failure is `runtimeSetup` with `data.reason`
+//!    (`lakeNotFound`, `lakeNotExecutable`, `spawnFailed`, `handshakeExited`,
+//!    `handshakeRefused` or `handshakeTimeout`) and, once Lean ran, its stderr tail; it leaves
+//!    no process behind. With tracing on, each start writes its LSP traffic and stderr to a
+//!    trace stream of its own (see [`trace_prefix`]).
 //! 2. Documents are read from disk on every use ([`Runtime::sync_document`]): the first use sends
 //!    `didOpen` with an explicit `dependencyBuildMode` (`once`: out-of-date imports are built on
 //!    open, and never again behind the caller's back), a changed text sends `didChange` (full
@@ -110,6 +113,21 @@ pub struct Runtime {
     closed_for_budget: AtomicU64,
 }
 
+/// The name every trace stream of `root`'s Lean servers starts with: `lsp-<directory
+/// name>-<8 hex digits of the root's hash>-`, then the start's epoch.
+pub fn trace_prefix(root: &WorkspaceRoot) -> String {
+    use sha2::Digest;
+    let name = root
+        .path()
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let name: String = name.chars().take(40).collect();
+    let digest = sha2::Sha256::digest(root.path().as_os_str().as_encoded_bytes());
+    let hash: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    format!("lsp-{name}-{hash}-")
+}
+
 impl Runtime {
     /// Starts `lake serve` in `root` and completes the handshake; documents continue the
     /// versions in `memory`. `on_spawn` gets the process group's killer as soon as the process
@@ -121,13 +139,23 @@ impl Runtime {
         memory: Arc<VersionMemory>,
         on_spawn: impl FnOnce(GroupKiller),
     ) -> Result<Runtime, HostError> {
-        let (process, stdin, stdout) =
-            LeanProcess::spawn(&options.lake, root.path(), &options.serve_args)
-                .map_err(|e| HostError::new(code::RUNTIME_SETUP, e.message))?;
+        let trace = options
+            .trace
+            .as_ref()
+            .map(|dir| dir.stream(&format!("{}{epoch}", trace_prefix(&root))));
+        let (process, stdin, stdout) = LeanProcess::spawn(
+            &options.lake,
+            root.path(),
+            &options.serve_args,
+            trace.clone(),
+        )
+        .map_err(|e| {
+            HostError::new(code::RUNTIME_SETUP, e.message).with_data(json!({ "reason": e.reason }))
+        })?;
         on_spawn(process.killer());
         let documents = Arc::new(Documents::new(memory));
         let twins = TwinPool::new(root.path(), options.max_twins);
-        let client = LspClient::start(BufReader::new(stdout), stdin, documents.clone());
+        let client = LspClient::start(BufReader::new(stdout), stdin, documents.clone(), trace);
         let mut runtime = Runtime {
             tail: process.stderr_tail(),
             process,
@@ -147,19 +175,26 @@ impl Runtime {
         let outcome = tokio::time::timeout(runtime.options.lean_timeout, handshake).await;
         let failure = match outcome {
             Ok(Ok(_capabilities)) => None,
-            Ok(Err(LspError::Closed(reason))) => Some(format!(
-                "`{} serve` ended before completing the LSP handshake ({reason})",
-                runtime.options.lake.display()
+            Ok(Err(LspError::Closed(reason))) => Some((
+                "handshakeExited",
+                format!(
+                    "`{} serve` ended before completing the LSP handshake ({reason})",
+                    runtime.options.lake.display()
+                ),
             )),
-            Ok(Err(LspError::Response { code, message, .. })) => {
-                Some(format!("Lean refused initialize with {code}: {message}"))
-            }
-            Err(_) => Some(format!(
-                "Lean did not answer initialize within {:?}",
-                runtime.options.lean_timeout
+            Ok(Err(LspError::Response { code, message, .. })) => Some((
+                "handshakeRefused",
+                format!("Lean refused initialize with {code}: {message}"),
+            )),
+            Err(_) => Some((
+                "handshakeTimeout",
+                format!(
+                    "Lean did not answer initialize within {:?}",
+                    runtime.options.lean_timeout
+                ),
             )),
         };
-        if let Some(failure) = failure {
+        if let Some((reason, failure)) = failure {
             runtime.kill();
             runtime.wait_exit().await;
             let tail = runtime.tail.final_lines(STDERR_DRAIN).await;
@@ -171,7 +206,7 @@ impl Runtime {
                     runtime.root.path().display()
                 ),
             )
-            .with_data(json!({ "stderrTail": tail })));
+            .with_data(json!({ "reason": reason, "stderrTail": tail })));
         }
         runtime.client.notify("initialized", json!({}));
         // Lake may write its manifest while it loads the workspace: what counts as a change is

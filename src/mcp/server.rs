@@ -25,7 +25,7 @@ use super::catalog::{Catalog, CatalogError, ToolHost};
 use super::coordinator::{Coordinator, Endings};
 use super::protocol::ServerIdentity;
 use super::session::Session;
-use super::transport::{self, QueueLimits, Stop};
+use super::transport::{self, QueueLimits, Stop, TapHandle};
 
 /// The default cap on one input line: 16 MiB.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -72,6 +72,8 @@ pub struct ServerOptions {
     pub shutdown_timeout: Duration,
     /// How long a cancelled call's host future keeps being polled so it can clean up.
     pub cancel_grace: Duration,
+    /// Who sees every line read and written (a traffic trace), if anyone.
+    pub tap: TapHandle,
 }
 
 impl ServerOptions {
@@ -86,6 +88,7 @@ impl ServerOptions {
             max_waiting_bytes: DEFAULT_MAX_WAITING_BYTES,
             shutdown_timeout: DEFAULT_SHUTDOWN_TIMEOUT,
             cancel_grace: DEFAULT_CANCEL_GRACE,
+            tap: None,
         }
     }
 }
@@ -213,11 +216,12 @@ where
         let _ = closed_tx.send(());
     };
     let limit = options.max_message_bytes;
+    let tap = options.tap.clone();
     let transport = match streams {
         Streams::Given(input, output) => {
-            transport::spawn_streams(input, output, limit, inbound_tx, lines, on_closed)
+            transport::spawn_streams(input, output, limit, tap, inbound_tx, lines, on_closed)
         }
-        Streams::Stdio => transport::spawn_stdio(limit, inbound_tx, lines, on_closed),
+        Streams::Stdio => transport::spawn_stdio(limit, tap, inbound_tx, lines, on_closed),
     }
     .map_err(ServeError::Io)?;
     let host = Arc::new(host);

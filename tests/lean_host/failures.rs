@@ -75,6 +75,7 @@ fn a_missing_lake_says_how_to_install_lean() {
         "{message}"
     );
     assert!(message.contains("elan"), "{message}");
+    assert_eq!(error["data"]["reason"], "lakeNotFound", "{error}");
     lean.server.finish_clean();
 }
 
@@ -105,6 +106,7 @@ fn a_lake_that_exits_at_once_is_reported_with_its_stderr() {
             .any(|l| l.as_str().unwrap().contains("bad key")),
         "{error}"
     );
+    assert_eq!(error["data"]["reason"], "handshakeExited", "{error}");
     lean.server.finish_clean();
     project.wait_no_processes();
 }
@@ -132,6 +134,7 @@ fn a_lean_that_never_answers_the_handshake_times_out() {
             .contains("did not answer initialize"),
         "{error}"
     );
+    assert_eq!(error["data"]["reason"], "handshakeTimeout", "{error}");
     project.wait_no_processes();
     lean.server.finish_clean();
 }

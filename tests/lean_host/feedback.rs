@@ -1012,3 +1012,77 @@ fn a_confidential_refusal_names_no_workspace_either() {
     assert!(!error.to_string().contains("[root]"), "{error}");
     lean.server.finish_clean();
 }
+
+/// With tracing on, a report names the trace files a user can attach: the MCP trace and this
+/// workspace's LSP traces (every start of its Lean server), never another workspace's; a
+/// confidential report names none (they hold the workspace's text) and says so.
+#[test]
+fn a_report_names_the_trace_files_when_tracing_is_on() {
+    let first = Project::fixture();
+    let second = Project::fixture();
+    let traces = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(traces.path()).unwrap();
+    let home = home_of(&first);
+    let elan_home = std::env::var("ELAN_HOME")
+        .unwrap_or_else(|_| format!("{}/.elan", std::env::var("HOME").unwrap_or_default()));
+    let mut lean = Lean::start(
+        &[&first, &second],
+        &["--trace-dir", dir.to_str().unwrap()],
+        &[("HOME", home.to_str().unwrap()), ("ELAN_HOME", &elan_home)],
+    );
+    lean.server.replace(&dir.display().to_string(), "[traces]");
+    lean.ok("lean_sync", args(&first, "Fixture/Basic.lean", json!({})));
+    lean.ok("lean_sync", args(&second, "Fixture/Basic.lean", json!({})));
+    let card = lean.ok(TOOL, report(&first, json!({"include_collected": true})));
+    let traces = &card["collected"]["traces"];
+    assert_eq!(traces["dir"], "[traces]", "{card}");
+    let files: Vec<&str> = traces["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        files.len(),
+        2,
+        "the MCP trace and one Lean start: {files:?}"
+    );
+    assert!(
+        files.iter().all(|f| f.starts_with("[traces]/lean-beam-")),
+        "{files:?}"
+    );
+    assert!(files.iter().any(|f| f.ends_with("-mcp.log")), "{files:?}");
+    assert!(
+        files
+            .iter()
+            .any(|f| f.contains("-lsp-project-") && f.ends_with("-1.log")),
+        "{files:?}"
+    );
+    for file in &files {
+        let on_disk = file.replace("[traces]", dir.to_str().unwrap());
+        assert!(Path::new(&on_disk).is_file(), "{on_disk}");
+    }
+    let markdown = card["markdown"].as_str().unwrap();
+    assert!(
+        markdown.contains("- trace files (attach them): `[traces]/lean-beam-"),
+        "{markdown}"
+    );
+    let confidential = lean.ok(
+        TOOL,
+        report(
+            &first,
+            json!({"confidential": true, "include_collected": true}),
+        ),
+    );
+    assert!(
+        confidential["collected"].get("traces").is_none(),
+        "{confidential}"
+    );
+    assert!(
+        !confidential.to_string().contains("[traces]"),
+        "{confidential}"
+    );
+    let warnings = confidential["collection_warnings"].to_string();
+    assert!(warnings.contains("trace files are not named"), "{warnings}");
+    lean.server.finish_clean();
+}

@@ -16,6 +16,8 @@ mod lifecycle;
 mod logging;
 mod navigation;
 mod save;
+mod self_check;
 mod speculative;
 mod storm;
 mod todo;
+mod trace;

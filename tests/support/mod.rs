@@ -502,6 +502,47 @@ pub fn one_shot(bin: &str, args: &[&str], input: &[&str]) -> Finished {
     process.finish()
 }
 
+/// A time becomes `[t]`: right-aligned in the same width in the report's time column (after
+/// two spaces or more), else after one space.
+pub fn hide_times(line: &str) -> String {
+    let chars: Vec<char> = line.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let spaces = chars[i..].iter().take_while(|c| **c == ' ').count();
+        let digits_from = i + spaces;
+        let digits = chars[digits_from..]
+            .iter()
+            .take_while(|c| c.is_ascii_digit() || **c == '.')
+            .count();
+        let rest: String = chars[digits_from + digits..].iter().collect();
+        let unit = [" ms", " s"].into_iter().find(|u| {
+            rest.starts_with(u)
+                && rest[u.len()..]
+                    .chars()
+                    .next()
+                    .is_none_or(|c| " .,)".contains(c))
+        });
+        match unit {
+            Some(unit) if spaces > 0 && digits > 0 => {
+                let width = if spaces > 1 {
+                    spaces + digits + unit.len()
+                } else {
+                    4
+                };
+                out.push_str(&" ".repeat(width.saturating_sub(3)));
+                out.push_str("[t]");
+                i = digits_from + digits + unit.len();
+            }
+            _ => {
+                out.extend(&chars[i..digits_from.max(i + 1)]);
+                i = digits_from.max(i + 1);
+            }
+        }
+    }
+    out
+}
+
 /// The directory holding this suite's snapshots.
 pub fn snapshot_dir(suite: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -4,10 +4,10 @@
 //! 1. The markdown opens with the title and a notice: "Review before posting publicly" (what it
 //!    may hold, and that Beam does not submit feedback automatically), or for a confidential
 //!    report "do not post this report publicly". Then the summary with its routing lines, a
-//!    compact "## Beam Runtime" section read from the collected context, the reproduction, the
-//!    expected and actual behaviour, and what was given of impact, the full collected context
-//!    ("## Beam Debug Context", when asked), the request and response, the evidence (listed by
-//!    name, never inlined) and the workaround.
+//!    compact "## Beam Runtime" section read from the collected context (naming the trace files
+//!    when it has them), the reproduction, the expected and actual behaviour, and what was given
+//!    of impact, the full collected context ("## Beam Debug Context", when asked), the request
+//!    and response, the evidence (listed by name, never inlined) and the workaround.
 //! 2. Caller text is kept as written; code spans and fences are sized so that backticks in it
 //!    cannot close them early, and the title is one line.
 //! 3. The metadata is `{schema: "beam.feedback.report-card.v1", title, kind, severity,
@@ -32,7 +32,7 @@ pub struct Context<'a> {
     /// The workspace root, unless confidential.
     pub active_root: Option<&'a str>,
     /// What was collected: `identity`, and unless confidential `stats`, `openFiles`,
-    /// `runtime`.
+    /// `runtime` and, with tracing on, `traces`.
     pub collected: &'a Value,
     /// What could not be collected, or was left out.
     pub warnings: &'a [String],
@@ -190,6 +190,12 @@ fn runtime_summary(context: &Context<'_>) -> String {
             "- Lean runtime for this workspace: {}",
             code(&state)
         ));
+    }
+    if let Some(files) = context.collected["traces"]["files"].as_array() {
+        let files: Vec<String> = files.iter().filter_map(|f| f.as_str()).map(code).collect();
+        if !files.is_empty() {
+            lines.push(format!("- trace files (attach them): {}", files.join(", ")));
+        }
     }
     if let Some(active) = identity["runtime_active"].as_bool() {
         lines.push(format!(

@@ -14,6 +14,8 @@
 //!    `{applied: false}` (Beam never edits sources), anything else with -32601.
 //! 4. When the stream ends or breaks, every pending request fails with [`LspError::Closed`],
 //!    later requests fail at once, and [`LspClient::closed_reason`] says why.
+//! 5. With a trace stream, every message body sent (`beam→lean`) and received (`lean→beam`,
+//!    unreadable frames included) is written to it, in the order it was sent or received.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -27,6 +29,7 @@ use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot, watch};
 
 use super::framing::{FrameReader, encode};
+use crate::trace::Stream;
 
 /// Why a request got no result.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,12 +62,16 @@ struct Shared {
     next_id: AtomicI64,
     sent: AtomicU64,
     closed: watch::Sender<Option<String>>,
+    trace: Option<Stream>,
 }
 
 impl Shared {
     fn send(&self, message: &Value) -> bool {
         let body = serde_json::to_vec(message).expect("serializing JSON values cannot fail");
         self.sent.fetch_add(1, Ordering::Relaxed);
+        if let Some(trace) = &self.trace {
+            trace.write("beam→lean", &body);
+        }
         self.out.send(encode(&body)).is_ok()
     }
 
@@ -93,11 +100,13 @@ pub struct LspClient {
 }
 
 impl LspClient {
-    /// Starts the reader and writer tasks over the server's stdout and stdin.
+    /// Starts the reader and writer tasks over the server's stdout and stdin, writing the
+    /// traffic to `trace` if there is one.
     pub fn start(
         output: impl AsyncBufRead + Unpin + Send + 'static,
         input: impl AsyncWrite + Unpin + Send + 'static,
         inbox: Arc<dyn Inbox>,
+        trace: Option<Stream>,
     ) -> LspClient {
         let (out, frames) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
@@ -106,6 +115,7 @@ impl LspClient {
             next_id: AtomicI64::new(0),
             sent: AtomicU64::new(0),
             closed: watch::channel(None).0,
+            trace,
         });
         tokio::spawn(write_frames(input, frames, shared.clone()));
         tokio::spawn(read_frames(FrameReader::new(output), shared.clone(), inbox));
@@ -243,6 +253,9 @@ async fn read_frames(
             Ok(None) => break "the server closed its output".to_string(),
             Err(e) => break e.to_string(),
         };
+        if let Some(trace) = &shared.trace {
+            trace.write("lean→beam", &body);
+        }
         let Ok(message) = serde_json::from_slice::<Value>(&body) else {
             tracing::warn!(
                 bytes = body.len(),
@@ -341,7 +354,7 @@ mod tests {
         let (client_out, server_in) = duplex(1 << 16);
         let (server_out, client_in) = duplex(1 << 16);
         let seen = Arc::new(Seen::default());
-        let client = LspClient::start(BufReader::new(client_in), client_out, seen.clone());
+        let client = LspClient::start(BufReader::new(client_in), client_out, seen.clone(), None);
         (client, seen, server_in, server_out)
     }
 
@@ -377,6 +390,43 @@ mod tests {
         assert_eq!(
             seen.0.lock().unwrap().as_slice(),
             [r#"textDocument/publishDiagnostics {"v":1}"#]
+        );
+    }
+
+    #[tokio::test]
+    async fn a_trace_stream_gets_both_directions_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = crate::trace::TraceDir::open(dir.path(), 1 << 20).unwrap();
+        let stream = trace.stream("lsp-test-1");
+        let (client_out, mut server_in) = duplex(1 << 16);
+        let (mut server_out, client_in) = duplex(1 << 16);
+        let seen = Arc::new(Seen::default());
+        let client = LspClient::start(
+            BufReader::new(client_in),
+            client_out,
+            seen,
+            Some(stream.clone()),
+        );
+        let hover = client.request("textDocument/hover", json!({}));
+        read_message(&mut server_in).await;
+        write_message(
+            &mut server_out,
+            json!({"jsonrpc": "2.0", "id": 0, "result": null}),
+        )
+        .await;
+        assert_eq!(hover.await, Ok(Value::Null));
+        let text = std::fs::read_to_string(stream.path()).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(lines.len(), 2, "{text}");
+        assert!(
+            lines[0].ends_with(
+                r#" beam→lean {"id":0,"jsonrpc":"2.0","method":"textDocument/hover","params":{}}"#
+            ),
+            "{text}"
+        );
+        assert!(
+            lines[1].ends_with(r#" lean→beam {"id":0,"jsonrpc":"2.0","result":null}"#),
+            "{text}"
         );
     }
 

@@ -9,13 +9,16 @@
 //! 2. Non-confidential, `collected` is `{identity, stats, openFiles, runtime}`: the server's
 //!    identity (as `beam_version`), this workspace's `beam_stats` entry, its open documents and
 //!    its runtime (`{cached, lake, toolchain}`, and for a cached runtime `{epoch, alive,
-//!    configChanges, lspMessagesSent, stderrTail}`), `null` for what does not exist. Another
+//!    configChanges, lspMessagesSent, stderrTail}`), `null` for what does not exist; with
+//!    tracing on, also `traces: {dir, files}`: the MCP trace and this workspace's LSP traces
+//!    (every start of its Lean server), current and rotated, for the user to attach. Another
 //!    workspace's state is never included. Without a cached runtime a collection warning says
 //!    what could not be collected.
 //! 3. Confidential, `collected` is `{identity: {name, version, mcp_protocol, runtime_active}}`:
 //!    nothing is read from the project; the request, response, evidence and client request id
-//!    are left out (a warning names which were given); `active_root` is null; the workspace is
-//!    not echoed; and the workspace root (as `$WORKSPACE`) is redacted with the home directory
+//!    are left out (a warning names which were given, and one says that trace files, which hold
+//!    the workspace's text, are not named); `active_root` is null; the workspace is not echoed;
+//!    and the workspace root (as `$WORKSPACE`) is redacted with the home directory
 //!    from everything, error messages included.
 //! 4. The result is `{markdown, metadata, collected? (with include_collected),
 //!    collection_warnings, bundle_dir?, zip_path?, workspace? (non-confidential)}`; with
@@ -38,7 +41,7 @@ use super::super::feedback::bundle;
 use super::super::feedback::card::{self, Context};
 use super::super::feedback::input::{Bundle, MAX_EVIDENCE_FILE, NARRATIVE, Report, Source};
 use super::super::feedback::redact::Redactor;
-use super::super::runtime::{Runtime, uri_path};
+use super::super::runtime::{Runtime, trace_prefix, uri_path};
 use super::super::state::HostState;
 use super::super::workspace::WorkspaceRoot;
 use super::schema::{lean_input, string_enum};
@@ -220,7 +223,14 @@ pub async fn report(state: &HostState, arguments: &Value) -> Result<Value, HostE
     );
     let report = Report::read(arguments, &root).map_err(|e| redacted(&redactor, e))?;
     let (collected, warnings) = if report.confidential {
-        (restricted_identity(state), left_out(&report))
+        let mut warnings = left_out(&report);
+        if state.options.trace.is_some() {
+            warnings.push(
+                "tracing is on, but this confidential report's trace files are not named: they                  hold the workspace's text"
+                    .into(),
+            );
+        }
+        (restricted_identity(state), warnings)
     } else {
         collect(state, &root, &report)
     };
@@ -321,12 +331,21 @@ fn collect(state: &HostState, root: &WorkspaceRoot, report: &Report) -> (Value, 
                 .into(),
         );
     }
-    let collected = json!({
+    let mut collected = json!({
         "identity": identity,
         "stats": stats,
         "openFiles": open_files,
         "runtime": runtime,
     });
+    if let Some(trace) = &state.options.trace {
+        let files: Vec<String> = trace
+            .files("mcp")
+            .into_iter()
+            .chain(trace.files(&trace_prefix(root)))
+            .map(|path| path.display().to_string())
+            .collect();
+        collected["traces"] = json!({"dir": trace.dir().display().to_string(), "files": files});
+    }
     (collected, warnings)
 }
 

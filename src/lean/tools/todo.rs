@@ -51,6 +51,12 @@ use syntax::Found;
 /// The tool name.
 pub const TODO: &str = "lean_todo";
 
+/// Where the first tactic of a Lean text's code begins (the first code after its first `by`),
+/// as a zero-based line and UTF-16 character.
+pub fn first_tactic(text: &str) -> Option<(u64, u64)> {
+    syntax::first_tactic(text).map(|p| (p.line, p.character))
+}
+
 /// The catalog entry.
 pub fn spec() -> ToolSpec {
     let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();

@@ -7,10 +7,12 @@
 //! skipped (length first: a line discarded in pieces cannot be seen to be blank). A line longer
 //! than the limit is never held whole: its bytes are discarded as they arrive and it is reported
 //! once as [`Inbound::Oversized`]; the next line is read normally. What is delivered does not
-//! depend on how the input is split into reads.
+//! depend on how the input is split into reads. A tap, when given, sees each line delivered or
+//! discarded (see `tap`).
 
 use std::io::{self, Read};
 
+use super::TapHandle;
 use crate::mcp::jsonrpc::{self, DecodeError, Incoming};
 
 /// The most bytes asked for by one read.
@@ -54,6 +56,7 @@ pub struct LineFramer {
     /// The line being received is overlong; its bytes are dropped until its `\n`.
     discarding: bool,
     eof: bool,
+    tap: TapHandle,
 }
 
 impl LineFramer {
@@ -67,7 +70,22 @@ impl LineFramer {
             limit,
             discarding: false,
             eof: false,
+            tap: None,
         }
+    }
+
+    /// The same framer, with `tap` shown every line it delivers or discards.
+    pub fn tapped(mut self, tap: TapHandle) -> Self {
+        self.tap = tap;
+        self
+    }
+
+    /// The report of a discarded line, shown to the tap.
+    fn oversized(&self) -> Inbound {
+        if let Some(tap) = &self.tap {
+            tap.discarded(self.limit);
+        }
+        Inbound::Oversized { limit: self.limit }
     }
 
     /// The next line, or what the framer needs before it can have one.
@@ -79,7 +97,7 @@ impl LineFramer {
                 self.start = newline + 1;
                 self.scanned = self.start;
                 if std::mem::take(&mut self.discarding) {
-                    return Framed::Inbound(Inbound::Oversized { limit: self.limit }, 0);
+                    return Framed::Inbound(self.oversized(), 0);
                 }
                 match self.line(line_start, newline) {
                     Some(inbound) => return Framed::Inbound(inbound, newline - line_start),
@@ -99,7 +117,7 @@ impl LineFramer {
             let (start, end) = (self.start, self.end);
             self.start = end;
             if std::mem::take(&mut self.discarding) {
-                return Framed::Inbound(Inbound::Oversized { limit: self.limit }, 0);
+                return Framed::Inbound(self.oversized(), 0);
             }
             return match (start < end).then(|| self.line(start, end)).flatten() {
                 Some(inbound) => Framed::Inbound(inbound, end - start),
@@ -149,10 +167,13 @@ impl LineFramer {
         }
         // Length first: the streaming path cannot see whether an overlong line is blank either.
         if line.len() > self.limit {
-            return Some(Inbound::Oversized { limit: self.limit });
+            return Some(self.oversized());
         }
         if line.iter().all(u8::is_ascii_whitespace) {
             return None;
+        }
+        if let Some(tap) = &self.tap {
+            tap.inbound(line);
         }
         Some(Inbound::Message(jsonrpc::decode(line)))
     }
@@ -171,6 +192,12 @@ impl<R: Read> LineReader<R> {
             inner,
             framer: LineFramer::new(limit),
         }
+    }
+
+    /// The same reader, with `tap` shown every line it delivers or discards.
+    pub fn tapped(mut self, tap: TapHandle) -> Self {
+        self.framer = self.framer.tapped(tap);
+        self
     }
 
     /// The next message, or `None` at end of input (a read error counts as the end).
@@ -237,6 +264,48 @@ pub(super) mod tests {
         std::iter::from_fn(|| reader.next_inbound())
             .map(describe)
             .collect()
+    }
+
+    /// A tap that writes down what it is shown.
+    #[derive(Debug, Default)]
+    struct Recorder(std::sync::Mutex<Vec<String>>);
+
+    impl crate::mcp::transport::Tap for Recorder {
+        fn inbound(&self, line: &[u8]) {
+            let line = String::from_utf8_lossy(line);
+            self.0.lock().unwrap().push(format!("in {line}"));
+        }
+        fn discarded(&self, limit: usize) {
+            self.0.lock().unwrap().push(format!("discarded {limit}"));
+        }
+        fn outbound(&self, line: &[u8]) {
+            let line = String::from_utf8_lossy(line);
+            self.0.lock().unwrap().push(format!("out {line}"));
+        }
+    }
+
+    #[test]
+    fn a_tap_sees_each_line_raw_in_order_and_each_discarded_one() {
+        let long = "x".repeat(100);
+        let input = format!("not json\r\n\n  \n{long}\n{{\"jsonrpc\":\"2.0\",\"method\":\"n\"}}");
+        for piece in [1, 5, 4096] {
+            let tap = std::sync::Arc::new(Recorder::default());
+            let mut reader =
+                LineReader::new(Trickle(input.as_bytes(), piece), 64).tapped(Some(tap.clone()));
+            let delivered: Vec<String> = std::iter::from_fn(|| reader.next_inbound())
+                .map(describe)
+                .collect();
+            assert_eq!(delivered, ["parse", "oversized 64", "note n"]);
+            assert_eq!(
+                *tap.0.lock().unwrap(),
+                [
+                    "in not json",
+                    "discarded 64",
+                    r#"in {"jsonrpc":"2.0","method":"n"}"#
+                ],
+                "piece {piece}"
+            );
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! 3. Driving: [`spawn_streams`] runs any [`Read`]/[`Write`] pair on two threads. [`spawn_stdio`]
 //!    drives stdin and stdout on the runtime, without threads, when each is a pipe or a Unix
 //!    socket (the normal case under an MCP client, on Unix), and on a thread otherwise.
+//! 4. Watching: a [`Tap`], when given, sees every line read and written (see `tap`).
 
 mod framing;
 mod logging;
@@ -22,6 +23,7 @@ mod logging;
 mod pipes;
 mod queue;
 mod signal;
+mod tap;
 mod threads;
 
 use std::io::{self, Read, Write};
@@ -30,6 +32,7 @@ pub use framing::{Framed, Inbound, LineFramer, LineReader};
 pub use logging::log_to_stderr;
 pub use queue::{QueueLimits, QueueReceiver, QueueSender, bounded};
 pub use signal::{Stop, termination_signals};
+pub use tap::{Tap, TapHandle};
 pub use threads::{spawn_reader, spawn_writer};
 
 /// What the reader feeds the coordinator.
@@ -85,6 +88,7 @@ pub fn spawn_streams<R, W>(
     input: R,
     output: W,
     limit: usize,
+    tap: TapHandle,
     inbound: InboundSender,
     lines: OutboundReceiver,
     on_closed: impl FnOnce() + Send + 'static,
@@ -93,8 +97,8 @@ where
     R: Read + Send + 'static,
     W: Write + Send + 'static,
 {
-    spawn_reader(input, limit, inbound)?;
-    let writer = spawn_writer(output, lines, on_closed)?;
+    spawn_reader(input, limit, tap.clone(), inbound)?;
+    let writer = spawn_writer(output, lines, tap, on_closed)?;
     Ok(Transport {
         writer: Writer::Thread(writer),
         reader: None,
@@ -111,25 +115,44 @@ where
 /// non-blocking descriptor.
 pub fn spawn_stdio(
     limit: usize,
+    tap: TapHandle,
     inbound: InboundSender,
     lines: OutboundReceiver,
     on_closed: impl FnOnce() + Send + 'static,
 ) -> io::Result<Transport> {
     #[cfg(unix)]
     {
-        pipes::spawn_stdio(limit, inbound, lines, on_closed)
+        pipes::spawn_stdio(limit, tap, inbound, lines, on_closed)
     }
     #[cfg(not(unix))]
     {
-        spawn_streams(io::stdin(), io::stdout(), limit, inbound, lines, on_closed)
+        spawn_streams(
+            io::stdin(),
+            io::stdout(),
+            limit,
+            tap,
+            inbound,
+            lines,
+            on_closed,
+        )
     }
 }
 
-/// One batch of queued lines: `first`, then those already queued, at most [`MAX_BATCH`] in all.
-fn write_batch(first: Vec<u8>, lines: &mut OutboundReceiver) -> impl Iterator<Item = Vec<u8>> + '_ {
+/// One batch of queued lines: `first`, then those already queued, at most [`MAX_BATCH`] in all,
+/// each shown to the tap as it is taken.
+fn write_batch<'a>(
+    first: Vec<u8>,
+    lines: &'a mut OutboundReceiver,
+    tap: &'a TapHandle,
+) -> impl Iterator<Item = Vec<u8>> + 'a {
     std::iter::once(first)
         .chain(std::iter::from_fn(|| lines.try_recv()))
         .take(MAX_BATCH)
+        .inspect(move |line| {
+            if let Some(tap) = tap {
+                tap.outbound(line);
+            }
+        })
 }
 
 /// The writer's view of its output: open until the first failure, which is reported once.

@@ -23,29 +23,30 @@ use tokio::task::JoinHandle;
 
 use super::framing::{Framed, LineFramer};
 use super::{
-    InboundSender, OutboundReceiver, OutputState, Transport, WRITE_BUFFER, Writer, threads,
-    write_batch,
+    InboundSender, OutboundReceiver, OutputState, TapHandle, Transport, WRITE_BUFFER, Writer,
+    threads, write_batch,
 };
 
 /// See [`super::spawn_stdio`].
 pub(super) fn spawn_stdio(
     limit: usize,
+    tap: TapHandle,
     inbound: InboundSender,
     lines: OutboundReceiver,
     on_closed: impl FnOnce() + Send + 'static,
 ) -> io::Result<Transport> {
     let reader = match open(io::stdin().as_fd(), pipe::Receiver::from_file)? {
-        Some(End::Pipe(input)) => Some(spawn_reader(input, limit, inbound)),
-        Some(End::Socket(input)) => Some(spawn_reader(input, limit, inbound)),
+        Some(End::Pipe(input)) => Some(spawn_reader(input, limit, tap.clone(), inbound)),
+        Some(End::Socket(input)) => Some(spawn_reader(input, limit, tap.clone(), inbound)),
         None => {
-            threads::spawn_reader(io::stdin(), limit, inbound)?;
+            threads::spawn_reader(io::stdin(), limit, tap.clone(), inbound)?;
             None
         }
     };
     let writer = match open(io::stdout().as_fd(), pipe::Sender::from_file)? {
-        Some(End::Pipe(output)) => Writer::Task(spawn_writer(output, lines, on_closed)),
-        Some(End::Socket(output)) => Writer::Task(spawn_writer(output, lines, on_closed)),
-        None => Writer::Thread(threads::spawn_writer(io::stdout(), lines, on_closed)?),
+        Some(End::Pipe(output)) => Writer::Task(spawn_writer(output, lines, tap, on_closed)),
+        Some(End::Socket(output)) => Writer::Task(spawn_writer(output, lines, tap, on_closed)),
+        None => Writer::Thread(threads::spawn_writer(io::stdout(), lines, tap, on_closed)?),
     };
     Ok(Transport { writer, reader })
 }
@@ -122,12 +123,17 @@ fn restore(end: impl Blocking) {
     }
 }
 
-fn spawn_reader<R>(mut input: R, limit: usize, inbound: InboundSender) -> JoinHandle<()>
+fn spawn_reader<R>(
+    mut input: R,
+    limit: usize,
+    tap: TapHandle,
+    inbound: InboundSender,
+) -> JoinHandle<()>
 where
     R: AsyncRead + Blocking + Unpin + Send + 'static,
 {
     tokio::spawn(async move {
-        read_lines(&mut input, limit, &inbound).await;
+        read_lines(&mut input, LineFramer::new(limit).tapped(tap), &inbound).await;
         drop(inbound);
         restore(input);
     })
@@ -136,18 +142,23 @@ where
 fn spawn_writer<W>(
     output: W,
     lines: OutboundReceiver,
+    tap: TapHandle,
     on_closed: impl FnOnce() + Send + 'static,
 ) -> JoinHandle<()>
 where
     W: AsyncWrite + Blocking + Unpin + Send + 'static,
 {
-    tokio::spawn(async move { restore(write_lines(output, lines, on_closed).await) })
+    tokio::spawn(async move { restore(write_lines(output, lines, tap, on_closed).await) })
 }
 
-/// Delivers `input`'s lines into `inbound` until end of input (a read error counts as the end)
-/// or until the receiver is dropped; reads nothing more while the queue is full.
-async fn read_lines<R: AsyncRead + Unpin>(input: &mut R, limit: usize, inbound: &InboundSender) {
-    let mut framer = LineFramer::new(limit);
+/// Delivers `input`'s lines, framed by `framer`, into `inbound` until end of input (a read
+/// error counts as the end) or until the receiver is dropped; reads nothing more while the queue
+/// is full.
+async fn read_lines<R: AsyncRead + Unpin>(
+    input: &mut R,
+    mut framer: LineFramer,
+    inbound: &InboundSender,
+) {
     loop {
         match framer.next_frame() {
             Framed::Inbound(item, bytes) => {
@@ -185,12 +196,13 @@ async fn read_lines<R: AsyncRead + Unpin>(input: &mut R, limit: usize, inbound: 
 async fn write_lines<W: AsyncWrite + Unpin>(
     output: W,
     mut lines: OutboundReceiver,
+    tap: TapHandle,
     on_closed: impl FnOnce(),
 ) -> W {
     let mut out = BufWriter::with_capacity(WRITE_BUFFER, output);
     let mut state = OutputState::new(on_closed);
     while let Some(first) = lines.recv().await {
-        for line in write_batch(first, &mut lines) {
+        for line in write_batch(first, &mut lines, &tap) {
             if state.is_open() {
                 state.check(out.write_all(&line).await);
             }

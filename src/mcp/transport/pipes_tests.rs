@@ -71,7 +71,7 @@ const ROOMY: QueueLimits = QueueLimits {
 /// What the task reader delivers, through a queue of one so that it also waits on a full queue.
 async fn on_the_runtime(mut input: impl AsyncRead + Unpin, limit: usize) -> Vec<String> {
     let (tx, mut rx) = bounded(ONE);
-    let reading = async move { read_lines(&mut input, limit, &tx).await };
+    let reading = async move { read_lines(&mut input, LineFramer::new(limit), &tx).await };
     let collecting = async {
         let mut items = Vec::new();
         while let Some(item) = rx.recv().await {
@@ -152,12 +152,51 @@ fn the_task_reader_stops_when_the_receiver_is_dropped() {
     runtime().block_on(async {
         let (_tx, mut rx) = pipe::pipe().expect("pipe");
         let (inbound, receiver) = bounded(ONE);
-        let reading = tokio::spawn(async move { read_lines(&mut rx, 64, &inbound).await });
+        let reading =
+            tokio::spawn(async move { read_lines(&mut rx, LineFramer::new(64), &inbound).await });
         drop(receiver);
         tokio::time::timeout(Duration::from_secs(5), reading)
             .await
             .expect("the reader ends although its input never does")
             .expect("no panic");
+    });
+}
+
+/// A tap that counts the bytes of the output lines it is shown, in order.
+#[derive(Debug, Default)]
+struct Outbound(std::sync::Mutex<Vec<u8>>);
+
+impl super::super::Tap for Outbound {
+    fn inbound(&self, _: &[u8]) {}
+    fn discarded(&self, _: usize) {}
+    fn outbound(&self, line: &[u8]) {
+        self.0.lock().unwrap().extend_from_slice(line);
+    }
+}
+
+#[test]
+fn the_task_writer_shows_its_tap_every_line_in_output_order() {
+    runtime().block_on(async {
+        let (tx, mut rx) = pipe::pipe().expect("pipe");
+        let (lines, queue) = bounded(ROOMY);
+        let tap = Arc::new(Outbound::default());
+        let shown = tap.clone();
+        let writer = tokio::spawn(async move {
+            drop(write_lines(tx, queue, Some(tap), || panic!("not closed")).await);
+        });
+        for n in 0..2000u32 {
+            let line: Vec<u8> = format!("{n}\n").into_bytes();
+            let len = line.len();
+            assert!(lines.push(line, len));
+        }
+        drop(lines);
+        let mut all = String::new();
+        rx.read_to_string(&mut all).await.unwrap();
+        writer.await.unwrap();
+        assert_eq!(
+            String::from_utf8(shown.0.lock().unwrap().clone()).unwrap(),
+            all
+        );
     });
 }
 
@@ -167,7 +206,7 @@ fn the_task_writer_writes_in_order_and_flushes_when_the_queue_runs_dry() {
         let (tx, mut rx) = pipe::pipe().expect("pipe");
         let (lines, queue) = bounded(ROOMY);
         let writer = tokio::spawn(async move {
-            drop(write_lines(tx, queue, || panic!("not closed")).await);
+            drop(write_lines(tx, queue, None, || panic!("not closed")).await);
         });
         let mut got = vec![0u8; 64];
         for round in 0..3u8 {
@@ -207,7 +246,7 @@ fn the_task_writer_reports_a_closed_output_once_and_keeps_draining() {
         let closed = Arc::new(AtomicUsize::new(0));
         let (lines, queue) = bounded(ROOMY);
         let counter = closed.clone();
-        let writer = tokio::spawn(write_lines(tx, queue, move || {
+        let writer = tokio::spawn(write_lines(tx, queue, None, move || {
             counter.fetch_add(1, Ordering::SeqCst);
         }));
         for _ in 0..10 {
@@ -229,7 +268,7 @@ fn a_stalled_client_parks_the_writer_not_the_runtime() {
     runtime().block_on(async {
         let (tx, _rx) = pipe::pipe().expect("pipe");
         let (lines, queue) = bounded(ROOMY);
-        let writer = tokio::spawn(write_lines(tx, queue, || {}));
+        let writer = tokio::spawn(write_lines(tx, queue, None, || {}));
         // Far more than a pipe holds; nobody reads. Senders never wait, and on this
         // single-threaded runtime other work still runs.
         for _ in 0..64 {

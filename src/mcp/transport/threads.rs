@@ -13,7 +13,7 @@ use std::thread;
 use tokio::runtime::Handle;
 
 use super::framing::LineReader;
-use super::{InboundSender, OutboundReceiver, OutputState, WRITE_BUFFER, write_batch};
+use super::{InboundSender, OutboundReceiver, OutputState, TapHandle, WRITE_BUFFER, write_batch};
 
 /// Runs a [`LineReader`] on its own thread, delivering into `inbound` until end of input or
 /// until the receiver is dropped. The queue closing is the end-of-input signal.
@@ -22,13 +22,14 @@ use super::{InboundSender, OutboundReceiver, OutputState, WRITE_BUFFER, write_ba
 pub fn spawn_reader<R: Read + Send + 'static>(
     input: R,
     limit: usize,
+    tap: TapHandle,
     inbound: InboundSender,
 ) -> io::Result<thread::JoinHandle<()>> {
     let runtime = Handle::current();
     thread::Builder::new()
         .name("mcp-stdin".into())
         .spawn(move || {
-            let mut reader = LineReader::new(input, limit);
+            let mut reader = LineReader::new(input, limit).tapped(tap);
             loop {
                 // Room first, then the next line: a full queue leaves the input unread.
                 let gone = runtime.block_on(async {
@@ -58,6 +59,7 @@ pub fn spawn_reader<R: Read + Send + 'static>(
 pub fn spawn_writer<W: Write + Send + 'static>(
     output: W,
     mut lines: OutboundReceiver,
+    tap: TapHandle,
     on_closed: impl FnOnce() + Send + 'static,
 ) -> io::Result<thread::JoinHandle<()>> {
     thread::Builder::new()
@@ -66,7 +68,7 @@ pub fn spawn_writer<W: Write + Send + 'static>(
             let mut out = BufWriter::with_capacity(WRITE_BUFFER, output);
             let mut state = OutputState::new(on_closed);
             while let Some(first) = lines.blocking_recv() {
-                for line in write_batch(first, &mut lines) {
+                for line in write_batch(first, &mut lines, &tap) {
                     if state.is_open() {
                         state.check(out.write_all(&line));
                     }

@@ -182,6 +182,10 @@ impl Server {
                 "`{}` failed:\n\nstderr:\nerror: no such file or directory (error code: 2)\n  file: {p}\n",
                 lake(&path)
             ));
+        } else if let (Some(log), true) = (crate::faults::invalid_config(), path.is_some()) {
+            // `lake setup-file` exits 1 under LAKE_INVALID_CONFIG (SPEC:62), so the file's header
+            // shows its failure (LLS:82); what it prints is the load log.
+            header_error = Some(format!("`{}` failed:\n\nstderr:\n{log}\n", lake(&path)));
         } else if let Some(stderr) = &a.flags.setup_fail {
             header_error = Some(format!("`{}` failed:\n\nstderr:\n{stderr}", lake(&path)));
         } else if path.is_some() {

@@ -1,11 +1,43 @@
 //! Faults of the `lake` process itself, applied before serving (README "Faults"): exiting at
 //! once with a given code and stderr (`FAKE_LAKE_EXIT`, `FAKE_LAKE_STDERR`), Lake's
 //! workspace-load log on stderr (`FAKE_LAKE_LOAD_LOG`, reference §1.10), the fallback warning
-//! when the directory has no Lake configuration, and a stderr flood written before the first
-//! message is read (`FAKE_LAKE_STDERR_FLOOD=<bytes>`), which blocks a client that does not
-//! drain stderr.
+//! when the directory has no Lake configuration, a configuration that does not load (a
+//! `lakefile.toml` that is not TOML: its load error, the fallback warning, and
+//! `LAKE_INVALID_CONFIG` set for the server and its workers, LLS:79–82), and a stderr flood
+//! written before the first message is read (`FAKE_LAKE_STDERR_FLOOD=<bytes>`), which blocks a
+//! client that does not drain stderr.
 
 use std::io::Write;
+use std::path::Path;
+
+/// The variable Lake sets, with the load log, when the configuration does not load (LLS:81).
+pub const INVALID_CONFIG: &str = "LAKE_INVALID_CONFIG";
+
+/// The load log of a configuration that does not load: a `lakefile.toml` that is not TOML
+/// (a `lakefile.lean` is never elaborated here, so it always loads).
+pub fn config_error(root: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(root.join("lakefile.toml")).ok()?;
+    let error = text.parse::<toml::Table>().err()?;
+    let at = error.span().map_or(0, |span| span.start);
+    let before = &text[..at.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .count()
+        + 1;
+    Some(format!(
+        "error: ./lakefile.toml:{line}:{column}: {}",
+        error.message().trim_end()
+    ))
+}
+
+/// The load log Lake left for the server and its workers, if the configuration did not load.
+pub fn invalid_config() -> Option<String> {
+    std::env::var(INVALID_CONFIG).ok()
+}
 
 /// Runs the startup faults; returns an exit code when `lake` must stop here.
 pub fn startup() -> Option<i32> {
@@ -21,7 +53,16 @@ pub fn startup() -> Option<i32> {
         let _ = writeln!(err, "{}", log.replace("\\n", "\n"));
     }
     let root = std::env::current_dir().unwrap_or_default();
-    if !root.join("lakefile.toml").exists() && !root.join("lakefile.lean").exists() {
+    if let Some(log) = config_error(&root) {
+        let _ = writeln!(err, "{log}");
+        let _ = writeln!(
+            err,
+            "warning: package configuration has errors, falling back to plain `lean --server`"
+        );
+        // SAFETY: `lake serve` is still single-threaded here; the server and the workers it
+        // starts read the variable as Lake's do.
+        unsafe { std::env::set_var(INVALID_CONFIG, log) };
+    } else if !root.join("lakefile.toml").exists() && !root.join("lakefile.lean").exists() {
         let _ = writeln!(
             err,
             "warning: package configuration has errors, falling back to plain `lean --server`"

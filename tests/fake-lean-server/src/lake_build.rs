@@ -350,7 +350,8 @@ pub fn build_main(args: &[String]) -> i32 {
     }
 }
 
-/// `fake-lake setup-file <path> [-]`: exit 2 without a lakefile; for a path that does not
+/// `fake-lake setup-file <path> [-]`: exit 2 without a lakefile; exit 1 with the load log on
+/// stderr under `LAKE_INVALID_CONFIG` (a configuration that did not load); for a path that does not
 /// exist, exit 1 under `FAKE_LEAN_TWIN=fail` (mid Lake), else the external-module setup (as for
 /// an existing file that no library builds);
 /// exit 3 under `--no-build` when an import is stale (by modification time); otherwise the
@@ -367,6 +368,10 @@ pub fn setup_file_main(args: &[String]) -> i32 {
     };
     if !has_config(&root) {
         return 2;
+    }
+    if let Some(log) = crate::faults::invalid_config() {
+        eprintln!("{log}");
+        return 1;
     }
     let path = root.join(path);
     let twin_fail = std::env::var("FAKE_LEAN_TWIN").as_deref() == Ok("fail");

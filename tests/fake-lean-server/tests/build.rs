@@ -113,7 +113,7 @@ fn a_failed_import_skips_its_dependents() {
 }
 
 #[test]
-fn setup_file_for_modules_twins_and_no_lakefile() {
+fn setup_file_for_modules_twins_a_configuration_that_did_not_load_and_no_lakefile() {
     let p = Project::new();
     let o = lake(&p, &["setup-file", "Fixture/Basic.lean", "--"], &[]);
     assert_eq!(o.status.code(), Some(0));
@@ -129,6 +129,13 @@ fn setup_file_for_modules_twins_and_no_lakefile() {
     );
     assert_eq!(o.status.code(), Some(1));
     assert!(err(&o).contains("no such file or directory"));
+    let o = lake(
+        &p,
+        &["setup-file", "Fixture/Basic.lean"],
+        &[("LAKE_INVALID_CONFIG", "error: ./lakefile.toml:1:1: bad")],
+    );
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(err(&o), "error: ./lakefile.toml:1:1: bad\n");
     std::fs::remove_file(p.root.join("lakefile.toml")).unwrap();
     assert_eq!(
         lake(&p, &["setup-file", "Fixture/Basic.lean"], &[])

@@ -306,3 +306,31 @@ fn workspace_load_log_and_fallback_warning() {
     c.handshake(json!({}));
     c.await_stderr("falling back to plain `lean --server`");
 }
+
+#[test]
+fn a_lake_configuration_that_does_not_load_fails_every_files_setup() {
+    let p = Project::new();
+    p.write(
+        "lakefile.toml",
+        "name = \"fixture\"\n[[lean_lib]\nname = \"Fixture\"\n",
+    );
+    let mut c = Client::start(p, Opts::default());
+    c.handshake(json!({}));
+    // Lake's load error, then its fallback to a plain server (LLS:79–80).
+    c.await_stderr("falling back to plain `lean --server`");
+    let err = c.stderr();
+    assert!(err.starts_with("error: ./lakefile.toml:2:"), "{err}");
+    let uri = c.open("Fixture/Basic.lean");
+    let msgs = c.sync(&uri, 1);
+    let diagnostics = Client::last_diagnostics(&msgs);
+    assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
+    let header = diagnostics[0]["message"].as_str().unwrap();
+    // Each file's header shows `lake setup-file` failing (LLS:82), with the load log.
+    assert!(header.starts_with("`lake setup-file "), "{header}");
+    assert!(
+        header.contains("` failed:\n\nstderr:\nerror: ./lakefile.toml:2:"),
+        "{header}"
+    );
+    assert_eq!(diagnostics[0]["severity"], 1);
+    assert!(msgs.iter().any(fatal_progress));
+}

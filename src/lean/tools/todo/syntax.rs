@@ -18,6 +18,8 @@
 //! 5. [`command_lines`]: the lines where a command may start, as Lean files are written: line 0,
 //!    and every line whose first column holds code or a comment's start (not a line inside a
 //!    comment or string begun earlier, and not an indented one).
+//! 6. [`first_tactic`]: where the code's first tactic begins: the first code after the first
+//!    `by` token (comments and blank space skipped).
 
 use super::range::{Position, Range};
 
@@ -44,6 +46,26 @@ pub fn scan(text: &str) -> Vec<Token> {
     let mut lexer = Lexer::new(text);
     lexer.code(false);
     lexer.found
+}
+
+/// Where the first tactic of `text`'s code begins (see the contract), if it has one.
+pub fn first_tactic(text: &str) -> Option<Position> {
+    let mut lexer = Lexer::new(text);
+    lexer.code(false);
+    let &(_, by_end) = lexer.words.iter().find(|&&(from, to)| {
+        lexer.chars[from..to] == ['b', 'y'] && (from == 0 || lexer.chars[from - 1] != '.')
+    })?;
+    let mut at = by_end;
+    while at < lexer.chars.len() {
+        if let Some(&(_, to)) = lexer.skipped.iter().find(|&&(from, _)| from == at) {
+            at = to;
+        } else if lexer.chars[at].is_whitespace() {
+            at += 1;
+        } else {
+            return Some(lexer.positions[at]);
+        }
+    }
+    None
 }
 
 /// The lines a command may start at (see the contract), in order.
@@ -96,6 +118,8 @@ struct Lexer {
     found: Vec<Token>,
     /// What is not code: comments and literals, as `[from, to)` character indices.
     skipped: Vec<(usize, usize)>,
+    /// Identifiers of the code, as `[from, to)` character indices.
+    words: Vec<(usize, usize)>,
 }
 
 impl Lexer {
@@ -119,6 +143,7 @@ impl Lexer {
             at: 0,
             found: Vec::new(),
             skipped: Vec::new(),
+            words: Vec::new(),
         }
     }
 
@@ -153,6 +178,7 @@ impl Lexer {
                     let after_dot = self.previous() == Some('.');
                     let from = self.at;
                     self.identifier();
+                    self.words.push((from, self.at));
                     let word: String = self.chars[from..self.at].iter().collect();
                     if word == "sorry" && !after_dot {
                         self.record(Found::Sorry, from);
@@ -330,6 +356,18 @@ impl Lexer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_tactic_follows_the_first_by_of_the_code() {
+        let text = "-- by the way\n/- by -/ def s := \"by\"\ntheorem t : p := by -- go\n  /- c -/\n  exact h\n";
+        assert_eq!(first_tactic(text), Some(Position::new(4, 2)));
+        assert_eq!(
+            first_tactic("theorem t : p := by exact h"),
+            Some(Position::new(0, 20))
+        );
+        assert_eq!(first_tactic("def f := x.by\ndef g := 1"), None);
+        assert_eq!(first_tactic("theorem t : p := by"), None);
+    }
 
     /// `(kind, line, start character, end character)` of every find.
     fn finds(text: &str) -> Vec<(&'static str, u64, u64, u64)> {

@@ -1,0 +1,88 @@
+//! The command line of `lean-beam-mcp`: serve MCP on stdio (the default), print a client's
+//! configuration (`config <client>`), or check the set-up on one file (`--self-check`).
+//!
+//! Contract: `args` declares every flag, its environment variable and its default; `serve`,
+//! `config` and `self_check` each own one way to run. Server flags go before anything else when
+//! serving or checking, and after `config <client> --`, where they are written into the
+//! configuration: given before `config` they would be silently unused, so they are refused.
+
+pub mod args;
+pub mod config;
+mod self_check;
+mod serve;
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::parser::ValueSource;
+use clap::{CommandFactory, FromArgMatches};
+
+use crate::mcp::transport::log_to_stderr;
+use args::{Cli, Command};
+
+/// Runs the binary with `argv` (the program name first).
+pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
+    let matches = Cli::command().get_matches_from(argv);
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
+    match cli.command {
+        Some(Command::Config {
+            client,
+            server_flags,
+        }) => {
+            let misplaced: Vec<String> = matches
+                .ids()
+                .filter(|id| matches.value_source(id.as_str()) == Some(ValueSource::CommandLine))
+                .map(|id| format!("--{}", id.as_str().replace('_', "-")))
+                .collect();
+            if !misplaced.is_empty() {
+                Cli::command()
+                    .error(
+                        clap::error::ErrorKind::ArgumentConflict,
+                        format!(
+                            "{} would not reach the configuration: put server flags after \
+                             `config <client> --`",
+                            misplaced.join(", ")
+                        ),
+                    )
+                    .exit();
+            }
+            print_config(client, &server_flags)
+        }
+        None => {
+            log_to_stderr();
+            match &cli.self_check {
+                Some(file) => self_check::run(
+                    file,
+                    &cli.server,
+                    Duration::from_millis(cli.self_check_timeout_ms),
+                ),
+                None => serve::serve(&cli.server),
+            }
+        }
+    }
+}
+
+fn print_config(client: args::Client, flags: &[String]) -> ExitCode {
+    let lean_timeout_ms = match config::check_flags(flags) {
+        Ok(ms) => ms,
+        Err(e) => {
+            eprintln!("lean-beam-mcp config: these server flags would not start the server:");
+            e.exit()
+        }
+    };
+    let binary = match std::env::current_exe().and_then(std::fs::canonicalize) {
+        Ok(binary) => binary,
+        Err(e) => {
+            eprintln!("lean-beam-mcp config: cannot tell where this binary is: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let snippet = config::render(client, &binary, flags, lean_timeout_ms);
+    print!("{}", snippet.text);
+    eprintln!("{}", snippet.guide);
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,58 @@
+//! Serving MCP on this process's stdin and stdout: the default way the binary runs.
+//!
+//! Contract: operational logs go to stderr only; what a dead Lean server left behind is adopted
+//! before anything is read; with tracing on, the MCP traffic is written to the stream `mcp` of
+//! the trace directory and each Lean server's to a stream of its own. The exit status is the
+//! server's ending (see `--help`), or 1 when it could not start.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use super::args::ServerArgs;
+use crate::lean::{LeanHost, server_identity};
+use crate::mcp::serve_stdio_until;
+use crate::mcp::transport::{TapHandle, termination_signals};
+use crate::trace::McpTraffic;
+
+/// Serves until the client is done (see the contract).
+pub fn serve(args: &ServerArgs) -> ExitCode {
+    let trace = match args.trace() {
+        Ok(trace) => trace,
+        Err(e) => {
+            eprintln!("lean-beam-mcp: cannot use the trace directory: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let tap: TapHandle = trace
+        .as_ref()
+        .map(|trace| Arc::new(McpTraffic(trace.stream("mcp"))) as _);
+    let options = args.server_options(server_identity(), tap);
+    if let Err(e) = crate::lean::adopt_orphans() {
+        tracing::warn!("cannot adopt what a dead Lean server leaves behind: {e}");
+    }
+    let host_options = args.host_options(trace);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("lean-beam-mcp: could not start the async runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let served = runtime.block_on(async {
+        // Installed before anything is read: see `termination_signals`.
+        let stops = termination_signals();
+        serve_stdio_until(LeanHost::new(host_options), options, stops).await
+    });
+    // Whatever is still blocked (a writer facing a client that stopped reading) is abandoned.
+    runtime.shutdown_background();
+    match served {
+        Ok(exit) => ExitCode::from(exit.code()),
+        Err(e) => {
+            eprintln!("lean-beam-mcp: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}

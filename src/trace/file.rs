@@ -1,0 +1,130 @@
+//! One trace stream: timestamped lines appended to a file that rotates (see the module contract).
+
+use std::fs::File;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use time::OffsetDateTime;
+
+use super::{SUFFIX, TraceDir};
+
+/// Where one stream's lines go. Cheap to clone; the file is released when the last clone drops.
+#[derive(Debug, Clone)]
+pub struct Stream {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    dir: TraceDir,
+    path: PathBuf,
+    rotated: PathBuf,
+    state: Mutex<State>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    file: Option<File>,
+    written: u64,
+    /// Set after the first failure: the stream writes nothing more.
+    failed: bool,
+}
+
+impl Stream {
+    pub(super) fn new(dir: TraceDir, stem: String) -> Stream {
+        let path = dir.dir().join(format!("{stem}{SUFFIX}"));
+        let rotated = dir.dir().join(format!("{stem}.1{SUFFIX}"));
+        Stream {
+            inner: Arc::new(Inner {
+                dir,
+                path,
+                rotated,
+                state: Mutex::default(),
+            }),
+        }
+    }
+
+    /// The file this stream writes now.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// Appends one line: now, `direction`, then `message` on one line.
+    pub fn write(&self, direction: &str, message: &[u8]) {
+        let line = format_line(OffsetDateTime::now_utc(), direction, message);
+        let inner = &*self.inner;
+        let mut state = inner.state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.failed {
+            return;
+        }
+        if let Err(e) = inner.append(&mut state, line.as_bytes()) {
+            state.failed = true;
+            state.file = None;
+            tracing::warn!(path = %inner.path.display(), error = %e, "cannot write the trace; this stream stops");
+        }
+    }
+}
+
+impl Inner {
+    fn append(&self, state: &mut State, line: &[u8]) -> std::io::Result<()> {
+        let len = line.len() as u64;
+        if state.file.is_some() && state.written + len > self.dir.rotate_at() {
+            state.file = None;
+            std::fs::rename(&self.path, &self.rotated)?;
+        }
+        if state.file.is_none() {
+            state.file = Some(File::create(&self.path)?);
+            state.written = 0;
+            self.dir.set_active(&self.path, true);
+            self.dir.prune();
+        }
+        let file = state.file.as_mut().expect("opened above");
+        // One write per line: the file holds whole lines even if the process dies.
+        file.write_all(line)?;
+        state.written += len;
+        Ok(())
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.dir.set_active(&self.path, false);
+    }
+}
+
+/// `<time> <direction> <message>\n`, the message's line breaks escaped.
+fn format_line(at: OffsetDateTime, direction: &str, message: &[u8]) -> String {
+    let text = String::from_utf8_lossy(message);
+    let text = text.trim_end_matches(['\r', '\n']);
+    let text = text.replace('\r', "\\r").replace('\n', "\\n");
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z {direction} {text}\n",
+        at.year(),
+        u8::from(at.month()),
+        at.day(),
+        at.hour(),
+        at.minute(),
+        at.second(),
+        at.microsecond()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_is_time_direction_and_the_message_on_one_line() {
+        let date = time::Date::from_calendar_date(2026, time::Month::December, 1).unwrap();
+        let at = date.with_hms_micro(9, 8, 7, 42).unwrap().assume_utc();
+        assert_eq!(
+            format_line(at, "lean→beam", b"{\"a\":\n1}\r\n"),
+            "2026-12-01T09:08:07.000042Z lean→beam {\"a\":\\n1}\n"
+        );
+        assert_eq!(
+            format_line(at, "lean-stderr", b"bad \xff byte"),
+            "2026-12-01T09:08:07.000042Z lean-stderr bad \u{fffd} byte\n"
+        );
+    }
+}
