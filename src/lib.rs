@@ -5,5 +5,8 @@
 
 #![warn(missing_docs)]
 
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod lean;
 pub mod mcp;

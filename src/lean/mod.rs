@@ -15,7 +15,8 @@ mod documents;
 mod error;
 mod feedback;
 mod handles;
-mod lsp;
+// Crate-visible so that the `fuzzing` feature can re-export its frame reader and client.
+pub(crate) mod lsp;
 mod options;
 mod orphans;
 mod probe;
