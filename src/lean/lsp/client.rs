@@ -166,6 +166,14 @@ impl LspClient {
         self.shared.closed.borrow().clone()
     }
 
+    /// Completes once the connection has closed, for whatever reason.
+    pub fn closed(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut closed = self.shared.closed.subscribe();
+        async move {
+            let _ = closed.wait_for(Option::is_some).await;
+        }
+    }
+
     /// Marks the connection gone (for a caller that killed the server): pending requests fail.
     pub fn close(&self, reason: &str) {
         self.shared.close(reason.into());
