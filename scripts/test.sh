@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The one test command: formatting, lints, every Rust suite (unit, transcript, property, load,
-# bridge, rmcp client, the Lean host against the fake Lean), the real-Lean lane (skipped by name
-# without a `lake` on PATH), then the external lanes: the official MCP conformance suites through the
-# HTTP bridge, the official SDK clients and the MCP Inspector over stdio. The lanes install what they need
+# bridge, rmcp client, the Lean host against the fake Lean), a smoke run of each fuzz target
+# (built by scripts/fuzz.sh with cargo-fuzz's flags, without installing cargo-fuzz), the install
+# lane, the real-Lean lane (skipped by name without a `lake` on PATH), then the external lanes: the
+# official MCP conformance suites through the HTTP bridge, the official SDK clients and the MCP
+# Inspector over stdio. The lanes install what they need
 # (Node 24 and Python mcp from PyPI, npm packages from conformance/package-lock.json) under
 # target/lanes/ via scripts/lib/lanes.sh.
 #
@@ -18,6 +20,7 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
+cargo fmt --manifest-path fuzz/Cargo.toml -- --check
 
 echo "== cargo clippy (all targets, all features, -D warnings)"
 cargo clippy --workspace --all-targets --all-features --locked -- -D warnings
@@ -27,6 +30,9 @@ cargo build --workspace --all-features --locked
 
 echo "== cargo test (workspace, all features)"
 cargo test --workspace --all-features --locked
+
+echo "== fuzz smoke: every libFuzzer target for 5 s (scripts/fuzz.sh runs them longer)"
+FUZZ_PROFILE=smoke scripts/fuzz.sh 5
 
 echo "== install lane: cargo install --locked --path . into a temporary root, then its binary"
 scripts/test-install.sh

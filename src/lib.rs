@@ -8,6 +8,9 @@
 #![warn(missing_docs)]
 
 pub mod cli;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod lean;
 pub mod mcp;
 pub mod trace;

@@ -33,6 +33,9 @@
 mod child;
 pub mod cli;
 mod envelope;
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod fuzzing;
 mod headers;
 mod origin;
 mod reply;

@@ -74,14 +74,26 @@ impl Rejection {
     }
 }
 
+impl Rejection {
+    /// The HTTP status it is answered with.
+    #[cfg(feature = "fuzzing")]
+    pub(crate) fn status(&self) -> StatusCode {
+        self.status
+    }
+
+    /// The JSON-RPC error body it is answered with.
+    pub(crate) fn body(&self) -> Value {
+        let mut error = json!({"code": self.code, "message": self.message});
+        if let Some(data) = &self.data {
+            error["data"] = data.clone();
+        }
+        json!({"jsonrpc": "2.0", "id": self.id, "error": error})
+    }
+}
+
 impl IntoResponse for Rejection {
     fn into_response(self) -> Response {
-        let mut error = json!({"code": self.code, "message": self.message});
-        if let Some(data) = self.data {
-            error["data"] = data;
-        }
-        let body = json!({"jsonrpc": "2.0", "id": self.id, "error": error});
-        let mut response = json_response(self.status, &body);
+        let mut response = json_response(self.status, &self.body());
         if self.allow_post {
             response
                 .headers_mut()

@@ -61,15 +61,9 @@ async fn endpoint(State(shared): State<Arc<Shared>>, request: Request) -> Respon
 
 async fn handle(shared: &Shared, request: Request) -> Result<Response, Rejection> {
     let (parts, body) = request.into_parts();
-    origin::check(&parts.headers, shared.port)?;
-    if parts.method != Method::POST {
-        return Err(Rejection::method_not_allowed(parts.method.as_str()));
-    }
-    headers::check_content_type(&parts.headers)?;
-    headers::check_accept(&parts.headers)?;
+    check_head(shared.port, &parts.method, &parts.headers)?;
     let bytes = read_body(body, shared.max_body_bytes).await?;
-    let message = envelope::classify(&bytes)?;
-    check_era(shared.mode, &parts.headers, &message)?;
+    let message = check_body(shared.mode, &parts.headers, &bytes)?;
     match message {
         Message::Notification { body } => {
             shared
@@ -97,6 +91,28 @@ async fn handle(shared: &Shared, request: Request) -> Result<Response, Rejection
             })
         }
     }
+}
+
+/// The checks that come before the body is read: Host/Origin, method, Content-Type, Accept.
+pub(crate) fn check_head(port: u16, method: &Method, headers: &HeaderMap) -> Result<(), Rejection> {
+    origin::check(headers, port)?;
+    if method != Method::POST {
+        return Err(Rejection::method_not_allowed(method.as_str()));
+    }
+    headers::check_content_type(headers)?;
+    headers::check_accept(headers)?;
+    Ok(())
+}
+
+/// The checks of a read body: its shape, then the era's header rules.
+pub(crate) fn check_body(
+    mode: Mode,
+    headers: &HeaderMap,
+    bytes: &[u8],
+) -> Result<Message, Rejection> {
+    let message = envelope::classify(bytes)?;
+    check_era(mode, headers, &message)?;
+    Ok(message)
 }
 
 async fn read_body(body: Body, limit: usize) -> Result<axum::body::Bytes, Rejection> {

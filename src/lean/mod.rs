@@ -25,7 +25,8 @@ mod handles;
 mod lake_layout;
 mod lake_output;
 mod lake_run;
-mod lsp;
+// Crate-visible so that the `fuzzing` feature can re-export its frame reader and client.
+pub(crate) mod lsp;
 mod options;
 mod orphans;
 mod probe;

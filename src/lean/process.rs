@@ -4,10 +4,11 @@
 //! Contract:
 //! 1. [`LeanProcess::spawn`] runs `<lake> serve` with the workspace root as its cwd (Lean takes the
 //!    project from the cwd, not from `rootUri`), stdin and stdout piped for LSP, stderr read into
-//!    a [`StderrTail`] (the last [`TAIL_LINES`] lines, each at most [`TAIL_LINE_BYTES`]), and the
-//!    child leading a process group of its own, so the watchdog and nested `lake` builds it
-//!    starts can be ended with it (file workers lead groups of their own: see `orphans`). On
-//!    Linux the child also dies if this process dies.
+//!    a [`StderrTail`] (the last [`TAIL_LINES`] lines, each at most [`TAIL_LINE_BYTES`], never
+//!    holding more of a line than that while it arrives), and the child leading a process group
+//!    of its own, so the watchdog and nested `lake` builds it starts can be ended with it (file
+//!    workers lead groups of their own: see `orphans`). On Linux the child also dies if this
+//!    process dies.
 //! 2. [`LeanProcess::kill`] ends the whole group at once (SIGKILL), synchronously; it is safe to
 //!    call at any time, any number of times. [`LeanProcess`] kills the group when dropped. When
 //!    the child exits, for any reason, what it started is killed with it at once (its group, then
@@ -19,7 +20,7 @@
 //!    process, a leader for `orphans`) and ended by [`reap_owned`] (its group and its orphans
 //!    killed when it exits, the group then never signalled again).
 //! 5. With a trace stream, every stderr line of `lake serve` is also written to it
-//!    (`lean-stderr`).
+//!    (`lean-stderr`), cut as the tail cuts it.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -27,7 +28,7 @@ use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
@@ -257,29 +258,51 @@ async fn reap(child: Child, killer: GroupKiller, exited: watch::Sender<Option<St
     let _ = exited.send(Some(status));
 }
 
+/// Reads stderr to its end into `tail` (and `trace`). Of each line only what the tail keeps is
+/// held (a few bytes more, so a cut line still shows it was cut): one endless line costs no
+/// memory, and the trace gets each line as the tail keeps it.
 async fn keep_tail(
-    mut stderr: BufReader<tokio::process::ChildStderr>,
+    mut stderr: impl AsyncBufRead + Unpin,
     tail: Arc<StderrTail>,
     trace: Option<Stream>,
 ) {
+    const HELD: usize = TAIL_LINE_BYTES + 4;
     let mut line = Vec::new();
+    let mut pending = false;
     loop {
-        line.clear();
-        match stderr.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => {
+        let chunk = match stderr.fill_buf().await {
+            Ok(chunk) if !chunk.is_empty() => chunk,
+            _ => {
+                if pending {
+                    keep_line(&line, &tail, trace.as_ref());
+                }
                 tail.ended.send_replace(true);
                 return;
             }
-            Ok(_) => {
-                if let Some(trace) = &trace {
-                    trace.write("lean-stderr", &line);
-                }
-                let text = String::from_utf8_lossy(&line).trim_end().to_string();
-                tracing::debug!(target: "lean_beam_mcp::lean::stderr", "{text}");
-                tail.push(text);
-            }
+        };
+        let (part, consumed, complete) = match memchr::memchr(b'\n', chunk) {
+            Some(at) => (&chunk[..at], at + 1, true),
+            None => (chunk, chunk.len(), false),
+        };
+        let room = HELD.saturating_sub(line.len());
+        line.extend_from_slice(&part[..part.len().min(room)]);
+        pending = true;
+        stderr.consume(consumed);
+        if complete {
+            keep_line(&line, &tail, trace.as_ref());
+            line.clear();
+            pending = false;
         }
     }
+}
+
+fn keep_line(line: &[u8], tail: &StderrTail, trace: Option<&Stream>) {
+    if let Some(trace) = trace {
+        trace.write("lean-stderr", line);
+    }
+    let text = String::from_utf8_lossy(line).trim_end().to_string();
+    tracing::debug!(target: "lean_beam_mcp::lean::stderr", "{text}");
+    tail.push(text);
 }
 
 /// Why `<lake> <subcommand>` could not be started, and what to do about it.
@@ -333,6 +356,20 @@ mod tests {
         tail.push("é".repeat(TAIL_LINE_BYTES));
         let last = tail.lines().pop().unwrap();
         assert!(last.len() <= TAIL_LINE_BYTES + " …".len() && last.ends_with(" …"));
+    }
+
+    #[tokio::test]
+    async fn an_endless_line_is_cut_as_it_arrives_and_the_last_unterminated_line_kept() {
+        let mut input = vec![b'x'; 10 * TAIL_LINE_BYTES];
+        input.extend_from_slice(b"\nshort\nlast words");
+        let tail = Arc::new(StderrTail::default());
+        // A reader that hands out 7 bytes at a time, so lines arrive in pieces.
+        let reader = BufReader::with_capacity(7, &input[..]);
+        keep_tail(reader, tail.clone(), None).await;
+        let lines = tail.final_lines(std::time::Duration::ZERO).await;
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(lines[0], format!("{} …", "x".repeat(TAIL_LINE_BYTES)));
+        assert_eq!(lines[1..], ["short", "last words"]);
     }
 
     #[tokio::test]

@@ -19,7 +19,8 @@
 //!    same version, when next used.
 //! 3. [`Runtime::request`] waits for Lean within the Lean timeout and is cancellable: dropping it
 //!    (a cancelled call) sends `$/cancelRequest`. Lean's errors keep their meaning
-//!    (`HostError::from_lean`); a connection that closes is `workerExited` with the stderr tail.
+//!    (`HostError::from_lean`); a connection that closes is `workerExited` with the stderr tail,
+//!    and the process group is killed as soon as the connection closes, for whatever reason.
 //!    A document whose worker crashed (-32901/-32902, or a fatal `fileProgress` that no error
 //!    explains) is revived with a version-bumped `didChange` of the same text, once, and only
 //!    if nobody changed or revived it since, and the request is tried once more.
@@ -156,6 +157,14 @@ impl Runtime {
         let documents = Arc::new(Documents::new(memory));
         let twins = TwinPool::new(root.path(), options.max_twins);
         let client = LspClient::start(BufReader::new(stdout), stdin, documents.clone(), trace);
+        // A stream that breaks while `lake serve` runs (a frame out of step, a length beyond any
+        // message) leaves a server nobody can talk to: it is ended at once, not at the next call.
+        let closed = client.closed();
+        let killer = process.killer();
+        tokio::spawn(async move {
+            closed.await;
+            killer.kill();
+        });
         let mut runtime = Runtime {
             tail: process.stderr_tail(),
             process,

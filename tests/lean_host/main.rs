@@ -9,6 +9,7 @@ mod budget;
 mod catalog;
 mod documents;
 mod failures;
+mod faults;
 mod feedback;
 mod harness;
 mod hostile;

@@ -16,12 +16,14 @@
 //!    later requests fail at once, and [`LspClient::closed_reason`] says why.
 //! 5. With a trace stream, every message body sent (`beam→lean`) and received (`lean→beam`,
 //!    unreadable frames included) is written to it, in the order it was sent or received.
+//! 6. Once the last [`LspClient`] clone and [`PendingRequest`] are dropped, the writer ends and
+//!    closes the server's stdin: a client holds nothing of a server it no longer uses.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 
 use serde_json::{Value, json};
@@ -117,7 +119,9 @@ impl LspClient {
             closed: watch::channel(None).0,
             trace,
         });
-        tokio::spawn(write_frames(input, frames, shared.clone()));
+        // The writer holds the client weakly: it ends (closing the server's stdin) once the last
+        // client and request are gone, rather than keeping itself alive through `out`.
+        tokio::spawn(write_frames(input, frames, Arc::downgrade(&shared)));
         tokio::spawn(read_frames(FrameReader::new(output), shared.clone(), inbox));
         LspClient { shared }
     }
@@ -172,6 +176,14 @@ impl LspClient {
         self.shared.closed.borrow().clone()
     }
 
+    /// Completes once the connection has closed, for whatever reason.
+    pub fn closed(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut closed = self.shared.closed.subscribe();
+        async move {
+            let _ = closed.wait_for(Option::is_some).await;
+        }
+    }
+
     /// Marks the connection gone (for a caller that killed the server): pending requests fail.
     pub fn close(&self, reason: &str) {
         self.shared.close(reason.into());
@@ -224,7 +236,7 @@ impl Drop for PendingRequest {
 async fn write_frames(
     mut input: impl AsyncWrite + Unpin,
     mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
-    shared: Arc<Shared>,
+    shared: Weak<Shared>,
 ) {
     while let Some(frame) = frames.recv().await {
         let written = async {
@@ -236,7 +248,9 @@ async fn write_frames(
             Ok::<(), std::io::Error>(())
         };
         if let Err(e) = written.await {
-            shared.close(format!("writing to the server failed: {e}"));
+            if let Some(shared) = shared.upgrade() {
+                shared.close(format!("writing to the server failed: {e}"));
+            }
             return;
         }
     }
@@ -462,6 +476,24 @@ mod tests {
                 assert_eq!(answer["result"], Value::Null);
             }
         }
+    }
+
+    #[tokio::test]
+    async fn a_dropped_client_lets_go_of_the_servers_stdin() {
+        // Found by the lsp_client fuzz target: the writer task kept the client alive, so the
+        // stdin of every server the host had replaced stayed open, with the task, for good.
+        let (client, _seen, mut server_in, server_out) = wired();
+        let pending = client.request("textDocument/hover", json!({}));
+        drop(server_out);
+        assert!(matches!(pending.await, Err(LspError::Closed(_))));
+        drop(client);
+        let mut rest = Vec::new();
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            tokio::io::AsyncReadExt::read_to_end(&mut server_in, &mut rest),
+        )
+        .await;
+        assert!(read.is_ok(), "the server's stdin is still open");
     }
 
     #[tokio::test]

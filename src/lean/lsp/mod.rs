@@ -12,3 +12,5 @@ mod client;
 mod framing;
 
 pub use client::{Inbox, LspClient, LspError};
+#[cfg(feature = "fuzzing")]
+pub use framing::{FrameReader, MAX_BODY, encode};

@@ -42,6 +42,10 @@ pub enum Garbage {
     Header,
     /// A well-framed body that is not JSON.
     Json,
+    /// A frame cut off inside its body, then the watchdog dies as if killed while writing.
+    Cut,
+    /// `Content-Length: 1099511627776`, a length no message has; the server goes on.
+    Huge,
 }
 
 #[derive(Clone, Debug)]
@@ -92,10 +96,11 @@ impl Config {
                 Some((k, m)) => (k.to_owned(), Some(m.to_owned())),
                 None => (v, None),
             };
-            let kind = if kind == "header" {
-                Garbage::Header
-            } else {
-                Garbage::Json
+            let kind = match kind.as_str() {
+                "header" => Garbage::Header,
+                "cut" => Garbage::Cut,
+                "huge" => Garbage::Huge,
+                _ => Garbage::Json,
             };
             (kind, method)
         });

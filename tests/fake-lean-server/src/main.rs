@@ -10,16 +10,19 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let rest: Vec<String> = args.iter().skip(1).cloned().collect();
     let code = match args.first().map(String::as_str) {
-        Some("serve") => match faults::startup() {
-            Some(code) => code,
-            None => {
-                let after_dashes = match rest.iter().position(|a| a == "--") {
-                    Some(i) => rest[i + 1..].to_vec(),
-                    None => rest,
-                };
-                server::run(after_dashes)
+        Some("serve") => {
+            faults::once();
+            match faults::startup() {
+                Some(code) => code,
+                None => {
+                    let after_dashes = match rest.iter().position(|a| a == "--") {
+                        Some(i) => rest[i + 1..].to_vec(),
+                        None => rest,
+                    };
+                    server::run(after_dashes)
+                }
             }
-        },
+        }
         Some("worker") => worker::worker_main(),
         Some("build") => lake_build::build_main(&rest),
         Some("setup-file") => lake_build::setup_file_main(&rest),

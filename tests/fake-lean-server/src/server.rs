@@ -262,6 +262,21 @@ impl Server {
         match kind {
             Garbage::Header => self.out.raw(b"Content-Length: abc\r\n\r\n{}"),
             Garbage::Json => self.out.raw(b"Content-Length: 12\r\n\r\n{not json!!}"),
+            Garbage::Huge => self
+                .out
+                .raw(b"Content-Length: 1099511627776\r\n\r\n{\"jsonrpc\":\"2.0\","),
+            Garbage::Cut => {
+                // What a reader sees of a watchdog killed while writing (an OOM kill, a stack
+                // overflow, §1.9): a header, part of the body, then the end of the stream.
+                self.out
+                    .raw(b"Content-Length: 100\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":");
+                eprintln!("Stack overflow detected. Aborting.");
+                // SAFETY: plain signal delivery to this process.
+                unsafe {
+                    libc::kill(libc::getpid(), libc::SIGKILL);
+                }
+                unreachable!("killed");
+            }
         }
     }
 

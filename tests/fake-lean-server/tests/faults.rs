@@ -334,3 +334,63 @@ fn a_lake_configuration_that_does_not_load_fails_every_files_setup() {
     assert_eq!(diagnostics[0]["severity"], 1);
     assert!(msgs.iter().any(fatal_progress));
 }
+
+#[test]
+fn a_frame_cut_off_inside_its_body_then_the_watchdog_dies() {
+    let mut c = Client::ready(Opts::default().env("FAKE_LEAN_GARBAGE", "cut:textDocument/hover"));
+    let uri = c.open("Fixture/Basic.lean");
+    c.sync(&uri, 1);
+    c.request("textDocument/hover", Client::at(&uri, 7, 5));
+    assert_eq!(c.finish(), None, "killed by a signal");
+    assert!(c.stderr().contains("Stack overflow detected. Aborting."));
+    let cut = c
+        .project
+        .trace_lines()
+        .into_iter()
+        .find(|t| t["event"] == "garbage")
+        .expect("the cut frame is traced");
+    let bytes = cut["bytes"].as_str().unwrap();
+    let (header, body) = bytes.split_once("\r\n\r\n").unwrap();
+    let claimed: usize = header["Content-Length: ".len()..].parse().unwrap();
+    assert!(body.len() < claimed, "{bytes}");
+}
+
+#[test]
+fn a_frame_that_claims_a_length_beyond_any_message() {
+    let mut c = Client::ready(Opts::default().env("FAKE_LEAN_GARBAGE", "huge:textDocument/hover"));
+    let uri = c.open("Fixture/Basic.lean");
+    c.sync(&uri, 1);
+    c.request("textDocument/hover", Client::at(&uri, 7, 5));
+    let g = c.wait_for("the huge header", |m| m.get("garbage_header").is_some());
+    assert_eq!(g["garbage_header"], "Content-Length: 1099511627776");
+    // The server goes on: a client that read on would take its later output as that body.
+    assert!(!support::process_gone(c.pid() as i32));
+}
+
+#[test]
+fn faults_apply_to_the_first_lake_of_a_marker_only() {
+    let marker_dir = tempfile::tempdir().unwrap();
+    let marker = marker_dir.path().join("faulted");
+    let faulty = || {
+        Opts::default()
+            .env("FAKE_LAKE_EXIT", "3")
+            .env("FAKE_LEAN_FAULTS_ONCE", marker.to_str().unwrap())
+    };
+    let mut first = Client::start(Project::new(), faulty());
+    assert_eq!(first.finish(), Some(3));
+    assert!(marker.exists());
+    let mut second = Client::start(Project::new(), faulty());
+    second.handshake(json!({}));
+    assert_eq!(second.call("$/lean/waitForILeans", json!({})), json!({}));
+}
+
+#[test]
+fn lake_that_floods_stderr_with_one_line() {
+    let mut c = Client::start(
+        Project::new(),
+        Opts::default().env("FAKE_LAKE_STDERR_FLOOD", "3000000:line"),
+    );
+    c.handshake(json!({}));
+    support::eventually("the whole flood", || c.stderr().len() > 3_000_000);
+    assert_eq!(c.stderr().matches('\n').count(), 1, "one line");
+}
