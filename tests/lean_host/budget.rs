@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Lean, Project, args};
+use crate::harness::{Lean, Project, args, peak_rss_kib};
 
 fn files(project: &Project) -> [&'static str; 3] {
     let names = ["Fixture/One.lean", "Fixture/Two.lean", "Fixture/Three.lean"];
@@ -142,14 +142,10 @@ fn twenty_workspaces_and_two_hundred_documents_stay_within_the_bounds() {
             peak = peak.max(processes(&projects));
         }
     }
-    let rss = std::fs::read_to_string(format!("/proc/{}/status", lean.server.pid()))
-        .unwrap()
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:").map(|v| v.trim().to_owned()))
-        .unwrap_or_default();
+    let rss = peak_rss_kib(lean.server.pid());
     println!(
         "200 documents in 20 workspaces, --max-workspaces {workspaces} --max-documents \
-         {documents}: at most {peak} Lean processes alive at once; server peak RSS {rss}"
+         {documents}: at most {peak} Lean processes alive at once; server peak RSS {rss} KiB"
     );
     // Each workspace: lake serve and a worker per open document; one more workspace may
     // still be shutting down when the next starts.

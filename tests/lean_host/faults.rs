@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Lean, Project, args};
+use crate::harness::{Lean, Project, args, peak_rss_kib};
 use crate::support::{notification, request};
 
 /// The stderr tail of a failed call.
@@ -55,87 +55,63 @@ fn once_marker() -> (tempfile::TempDir, String) {
     (dir, marker)
 }
 
-#[test]
-fn a_frame_cut_off_by_a_crash_fails_the_call_with_the_stderr_tail() {
-    if crate::harness::fake_only("a_frame_cut_off_by_a_crash_fails_the_call_with_the_stderr_tail") {
-        return;
+/// A hover answered with the fake's garbage of kind `garbage` fails with `workerExited`, whose
+/// reason contains `reason`, and the stderr tail; that Lean is ended at once (a stream out of
+/// step cannot be trusted, even when the fake would go on serving) and the next call starts a
+/// fresh one. The error, for more checks.
+fn a_broken_stream_ends_that_lean(scenario: &str, garbage: &str, reason: &str) -> Option<Value> {
+    if crate::harness::fake_only(scenario) {
+        return None;
     }
     let project = Project::fixture();
-    let mut lean = Lean::start(
-        &[&project],
-        &[],
-        &[("FAKE_LEAN_GARBAGE", "cut:textDocument/hover")],
-    );
+    let garbage = format!("{garbage}:textDocument/hover");
+    let mut lean = Lean::start(&[&project], &[], &[("FAKE_LEAN_GARBAGE", &garbage)]);
     let error = hover_fails(&mut lean, &project, "workerExited");
     assert!(
-        error["data"]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("the stream ended inside a body"),
+        error["data"]["reason"].as_str().unwrap().contains(reason),
         "{error}"
     );
+    tail(&error);
+    project.wait_no_processes();
+    next_call_restarts(&mut lean, &project);
+    lean.server.finish_clean();
+    project.wait_no_processes();
+    Some(error)
+}
+
+#[test]
+fn a_frame_cut_off_by_a_crash_fails_the_call_with_the_stderr_tail() {
+    let Some(error) = a_broken_stream_ends_that_lean(
+        "a_frame_cut_off_by_a_crash_fails_the_call_with_the_stderr_tail",
+        "cut",
+        "the stream ended inside a body",
+    ) else {
+        return;
+    };
     assert!(
         tail(&error)
             .iter()
             .any(|l| l.contains("Stack overflow detected")),
         "{error}"
     );
-    project.wait_no_processes();
-    next_call_restarts(&mut lean, &project);
-    lean.server.finish_clean();
-    project.wait_no_processes();
 }
 
 #[test]
 fn an_unreadable_header_ends_that_lean_at_once() {
-    if crate::harness::fake_only("an_unreadable_header_ends_that_lean_at_once") {
-        return;
-    }
-    let project = Project::fixture();
-    let mut lean = Lean::start(
-        &[&project],
-        &[],
-        &[("FAKE_LEAN_GARBAGE", "header:textDocument/hover")],
+    a_broken_stream_ends_that_lean(
+        "an_unreadable_header_ends_that_lean_at_once",
+        "header",
+        "Content-Length is not a number",
     );
-    let error = hover_fails(&mut lean, &project, "workerExited");
-    assert!(
-        error["data"]["reason"]
-            .as_str()
-            .unwrap()
-            .contains("Content-Length is not a number"),
-        "{error}"
-    );
-    tail(&error);
-    // The fake goes on serving after its garbage, but a stream out of step cannot be trusted:
-    // the host ends that Lean before the next call needs it.
-    project.wait_no_processes();
-    next_call_restarts(&mut lean, &project);
-    lean.server.finish_clean();
-    project.wait_no_processes();
 }
 
 #[test]
 fn a_length_beyond_any_message_is_refused_unread() {
-    if crate::harness::fake_only("a_length_beyond_any_message_is_refused_unread") {
-        return;
-    }
-    let project = Project::fixture();
-    let mut lean = Lean::start(
-        &[&project],
-        &[],
-        &[("FAKE_LEAN_GARBAGE", "huge:textDocument/hover")],
+    a_broken_stream_ends_that_lean(
+        "a_length_beyond_any_message_is_refused_unread",
+        "huge",
+        "a body of 1099511627776 bytes (at most 268435456 are accepted)",
     );
-    let error = hover_fails(&mut lean, &project, "workerExited");
-    let reason = error["data"]["reason"].as_str().unwrap();
-    assert!(
-        reason.contains("a body of 1099511627776 bytes (at most 268435456 are accepted)"),
-        "{error}"
-    );
-    tail(&error);
-    project.wait_no_processes();
-    next_call_restarts(&mut lean, &project);
-    lean.server.finish_clean();
-    project.wait_no_processes();
 }
 
 #[test]
@@ -315,16 +291,6 @@ fn a_lake_that_floods_stderr_is_served_and_its_tail_stays_bounded() {
     next_call_restarts(&mut lean, &project);
     lean.server.finish_clean();
     project.wait_no_processes();
-}
-
-/// The server's peak resident memory, in KiB.
-fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
-        .expect("VmHWM")
 }
 
 #[test]

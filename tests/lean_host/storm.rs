@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Project, lake};
+use crate::harness::{Project, lake, peak_rss_kib};
 use crate::support::{modern_meta, server_bin};
 
 const CALLS_PER_FAMILY: usize = 25_000;
@@ -164,12 +164,7 @@ fn storm(modern: bool, projects: &[Project]) -> Tally {
         settle(&mut tally, answer, &mut in_flight, &mut free);
     }
     tally.seconds = started.elapsed().as_secs_f64();
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
-    tally.peak_rss_kib = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches(" kB").parse().ok())
-        .unwrap_or(0);
+    tally.peak_rss_kib = peak_rss_kib(child.id());
     drop(stdin);
     assert!(child.wait().unwrap().success());
     reader.join().unwrap();
