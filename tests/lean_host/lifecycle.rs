@@ -1,6 +1,7 @@
 //! Runtimes: created lazily and once under concurrent first use, shared by aliases, separate per
 //! root, restarted on a Lake configuration change, evicted by a drop (even while busy), and ended
-//! with the server on end of input or SIGTERM, leaving no process behind.
+//! with the server on end of input (even in the middle of a message), a closed stdout, SIGTERM,
+//! SIGINT or SIGKILL, leaving no process behind.
 
 use std::collections::BTreeSet;
 
@@ -261,6 +262,52 @@ fn sigterm_with_lean_work_in_flight_leaves_nothing_behind() {
     let pid = lean.server.pid();
     // SAFETY: a signal to the child this test started.
     assert_eq!(unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) }, 0);
+    let finished = lean.server.finish_without_closing();
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+    project.wait_no_processes();
+}
+
+#[test]
+fn input_that_ends_mid_message_with_lean_work_in_flight_leaves_nothing_behind() {
+    if crate::harness::fake_only(
+        "input_that_ends_mid_message_with_lean_work_in_flight_leaves_nothing_behind",
+    ) {
+        return;
+    }
+    let project = Project::fixture();
+    let path = gated(&project, "cut");
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.server.send(&sync_request(101, &project, path));
+    lean.gate_entered("cut");
+    lean.server
+        .write_bytes(br#"{"jsonrpc":"2.0","id":102,"method":"tools/call","para"#);
+    let finished = lean.server.finish();
+    assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
+    assert!(
+        !finished.transcript.contains(r#"← {"id":101,"#),
+        "cancelled by end of input"
+    );
+    // The unterminated last line is read as the message it is: JSON cut short.
+    assert!(
+        finished.transcript.contains(r#""code":-32700"#),
+        "{}",
+        finished.transcript
+    );
+    project.wait_no_processes();
+}
+
+#[test]
+fn a_closed_stdout_with_lean_work_in_flight_leaves_nothing_behind() {
+    if crate::harness::fake_only("a_closed_stdout_with_lean_work_in_flight_leaves_nothing_behind") {
+        return;
+    }
+    let project = Project::fixture();
+    let path = gated(&project, "deaf");
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.server.send(&sync_request(101, &project, path));
+    lean.gate_entered("deaf");
+    assert!(!project.processes().is_empty());
+    lean.server.close_stdout();
     let finished = lean.server.finish_without_closing();
     assert_eq!(finished.status.code(), Some(0), "{}", finished.stderr);
     project.wait_no_processes();

@@ -313,6 +313,21 @@ impl McpProcess {
         self.stdin = None;
     }
 
+    /// Closes the server's stdout: the reader lets go of it after the next line, so once the
+    /// server writes two more lines (answers to two `ping`s, sent here) it finds no reader.
+    /// Writes that fail because the server has gone are ignored.
+    pub fn close_stdout(&mut self) {
+        self.transcript.push("# stdout closed".into());
+        self.lines = channel().1;
+        self.held.clear();
+        if let Some(stdin) = self.stdin.as_mut() {
+            for id in ["stdout-closed-1", "stdout-closed-2"] {
+                let ping = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+                let _ = writeln!(stdin, "{ping}").and_then(|()| stdin.flush());
+            }
+        }
+    }
+
     /// The next message from the server, waiting for it.
     pub fn recv(&mut self) -> Value {
         if let Some(held) = self.held.pop_front() {
