@@ -10,9 +10,13 @@
 //!    `client→beam`, `beam→client` (MCP), `beam→lean`, `lean→beam`, `lean-stderr` (LSP).
 //! 2. Bounded: a file that would grow past the rotation size (an eighth of the budget, at least
 //!    4 KiB) is renamed `lean-beam-<pid>-<stream>.1.log`, replacing an older one, and a new file
-//!    is begun. Whenever a file is begun, the oldest `lean-beam-*.log` files in DIR that no stream
-//!    of this process is writing are deleted until DIR's trace files fit the budget. So DIR holds
-//!    at most the budget plus what the streams in use hold (two rotation sizes each).
+//!    is begun; a line longer than the rotation size is cut to fit, with a marker saying how
+//!    much was cut. Whenever a file is begun, the oldest `lean-beam-*.log` files in DIR that no
+//!    stream of this process is writing, and whose `<pid>` is no live process (another server
+//!    sharing DIR bounds its own), are deleted until DIR's trace files fit the budget. So DIR
+//!    holds at most the budget plus what the streams in use hold (two rotation sizes each).
+//!    A file is appended to, never truncated: one an earlier process with the same pid left is
+//!    kept, and one someone else deleted does not stop the stream.
 //! 3. Writing never fails a call: a stream that cannot write logs why once and stops. Each line
 //!    is flushed as it is written, so a trace is complete up to the moment a process dies.
 
@@ -141,7 +145,7 @@ impl TraceDir {
             if total <= self.inner.budget {
                 return;
             }
-            if active.contains(&path) {
+            if active.contains(&path) || written_by_another_live_process(&path, self.inner.pid) {
                 continue;
             }
             // Another process may have deleted it first: either way it no longer counts.
@@ -149,6 +153,32 @@ impl TraceDir {
             total = total.saturating_sub(len);
         }
     }
+}
+
+/// Whether the `<pid>` in a trace file's name is a live process other than `ours`.
+#[cfg(unix)]
+fn written_by_another_live_process(path: &Path, ours: u32) -> bool {
+    let pid = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .and_then(|n| n.strip_prefix(PREFIX))
+        .and_then(|n| n.split('-').next())
+        .and_then(|pid| pid.parse::<u32>().ok())
+        .filter(|&pid| pid != ours)
+        .and_then(|pid| libc::pid_t::try_from(pid).ok())
+        .filter(|&pid| pid > 0);
+    let Some(pid) = pid else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+    let status = unsafe { libc::kill(pid, 0) };
+    status == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+/// Without a way to ask, every other file counts as finished.
+#[cfg(not(unix))]
+fn written_by_another_live_process(_path: &Path, _ours: u32) -> bool {
+    false
 }
 
 /// Every trace file in `dir`: its path, length and modification time.
