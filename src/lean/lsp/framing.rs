@@ -8,8 +8,9 @@
 //!    or body larger than the limits, or a stream that ends inside a frame is a
 //!    [`FrameError`]: after one, the stream cannot be trusted to be in step, so the caller treats
 //!    the server as broken rather than guessing where the next frame starts.
-//! 3. Memory is bounded by the limits: a body is allocated only once its length is known to be
-//!    within [`MAX_BODY`].
+//! 3. Memory is bounded by the limits: a body's length must be within [`MAX_BODY`], and its
+//!    buffer grows as its bytes arrive (from at most [`BODY_CHUNK`]), so a header alone never
+//!    costs the length it claims.
 
 use std::fmt;
 
@@ -18,6 +19,8 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, AsyncReadExt};
 /// The largest body accepted: far beyond any answer Lean gives (a whole Mathlib file's
 /// diagnostics are a few MiB), small enough that a corrupted length cannot exhaust memory.
 pub const MAX_BODY: usize = 256 * 1024 * 1024;
+/// The most a body's buffer holds before its bytes arrive.
+const BODY_CHUNK: usize = 64 * 1024;
 /// The largest header line accepted.
 const MAX_HEADER_LINE: usize = 8 * 1024;
 /// The most header lines in one frame.
@@ -119,14 +122,18 @@ impl<R: AsyncBufRead + Unpin> FrameReader<R> {
                 "a body of {length} bytes (at most {MAX_BODY} are accepted)"
             )));
         }
-        let mut body = vec![0; length];
-        self.inner.read_exact(&mut body).await.map_err(|e| {
-            if e.kind() == std::io::ErrorKind::UnexpectedEof {
-                FrameError::Malformed("the stream ended inside a body".into())
-            } else {
-                FrameError::Io(e)
-            }
-        })?;
+        // The body grows as it arrives: a header alone never costs its claimed length.
+        let mut body = Vec::with_capacity(length.min(BODY_CHUNK));
+        (&mut self.inner)
+            .take(length as u64)
+            .read_to_end(&mut body)
+            .await
+            .map_err(FrameError::Io)?;
+        if body.len() < length {
+            return Err(FrameError::Malformed(
+                "the stream ended inside a body".into(),
+            ));
+        }
         Ok(Some(body))
     }
 }
@@ -169,6 +176,7 @@ mod tests {
             (b"Hello\r\n\r\n", "not a header"),
             (b"Content-Type: a\r\n\r\n", "no Content-Length"),
             (b"Content-Length: 10\r\n\r\n{}", "inside a body"),
+            (b"Content-Length: 268435456\r\n\r\n{}", "inside a body"),
             (b"Content-Length: 999999999999\r\n\r\n", "at most"),
         ] {
             let got = frames(input).await;
@@ -178,6 +186,18 @@ mod tests {
                 "{input:?}: {got:?}"
             );
         }
+    }
+
+    #[tokio::test]
+    async fn a_body_larger_than_its_first_buffer_is_read_whole() {
+        let body: Vec<u8> = (0..3 * BODY_CHUNK + 17)
+            .map(|i| b'a' + (i % 26) as u8)
+            .collect();
+        let input = encode(&body);
+        // Seven bytes per read, so the body arrives in many pieces.
+        let mut reader = FrameReader::new(tokio::io::BufReader::with_capacity(7, &input[..]));
+        assert_eq!(reader.next().await.unwrap(), Some(body));
+        assert!(reader.next().await.unwrap().is_none());
     }
 
     #[tokio::test]
