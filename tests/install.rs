@@ -141,7 +141,7 @@ fn server_flags_are_checked_and_must_follow_the_client() {
     assert_eq!(misplaced.status.code(), Some(2), "{misplaced:?}");
     let said = String::from_utf8_lossy(&misplaced.stderr);
     assert!(
-        said.contains("put server flags after `config <client> --`"),
+        said.contains("error: --lake would not reach the configuration: put server flags after `config <client> --`"),
         "{said}"
     );
     let unknown = run(&["config", "emacs"]);

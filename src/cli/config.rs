@@ -48,6 +48,22 @@ pub fn check_flags(flags: &[String]) -> Result<u64, clap::Error> {
             "a configured server serves: give it server flags only",
         ));
     }
+    // The client starts the server in a working directory of its own choosing.
+    // (This shell's environment is not the client's: only what is written here is checked.)
+    let written = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    let trace_dir_relative = cli
+        .server
+        .trace_dir
+        .as_deref()
+        .is_some_and(Path::is_relative);
+    let lake_relative = cli.server.lake.is_relative() && cli.server.lake.components().count() > 1;
+    if (written("trace_dir") && trace_dir_relative) || (written("lake") && lake_relative) {
+        return Err(Cli::command().error(
+            clap::error::ErrorKind::ValueValidation,
+            "give --lake and --trace-dir as absolute paths: the client starts the server in a \
+             working directory of its own, where a relative path would name something else",
+        ));
+    }
     Ok(
         if matches.value_source("lean_timeout_ms") == Some(ValueSource::CommandLine) {
             cli.server.lean_timeout_ms
@@ -202,5 +218,12 @@ mod tests {
         );
         assert!(check_flags(&["--no-such-flag".to_owned()]).is_err());
         assert!(check_flags(&["--self-check".to_owned(), "A.lean".to_owned()]).is_err());
+        for relative in [["--trace-dir", "traces"], ["--lake", "./bin/lake"]] {
+            let flags = relative.map(str::to_owned);
+            let error = check_flags(&flags).unwrap_err().to_string();
+            assert!(error.contains("absolute paths"), "{error}");
+        }
+        let absolute = ["--trace-dir", "/tmp/traces", "--lake", "lake"].map(str::to_owned);
+        assert!(check_flags(&absolute).is_ok());
     }
 }

@@ -33,8 +33,11 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
             client,
             server_flags,
         }) => {
+            let command = Cli::command();
+            // `ids` also names the groups clap derives for flattened structs: only arguments.
             let misplaced: Vec<String> = matches
                 .ids()
+                .filter(|id| command.get_arguments().any(|a| a.get_id() == *id))
                 .filter(|id| matches.value_source(id.as_str()) == Some(ValueSource::CommandLine))
                 .map(|id| format!("--{}", id.as_str().replace('_', "-")))
                 .collect();

@@ -226,7 +226,7 @@ pub async fn report(state: &HostState, arguments: &Value) -> Result<Value, HostE
         let mut warnings = left_out(&report);
         if state.options.trace.is_some() {
             warnings.push(
-                "tracing is on, but this confidential report's trace files are not named: they                  hold the workspace's text"
+                "tracing is on, but this confidential report's trace files are not named: they hold the workspace's text"
                     .into(),
             );
         }
