@@ -63,9 +63,10 @@ for target in "${targets[@]}"; do
   [[ -f "fuzz/dict/$target.dict" ]] && dict=("-dict=fuzz/dict/$target.dict")
   echo "== fuzzing $target for ${seconds} s"
   # -timeout: an input that takes 10 s is a hang. -malloc_limit_mb: no input of at most
-  # -max_len bytes has a reason to allocate 64 MiB at once (a frame's claimed length included).
+  # -max_len bytes has a reason to allocate 64 MiB at once (libFuzzer enforces it only under a
+  # sanitizer, whose allocator it hooks; -rss_limit_mb holds in every build).
   if "$bin" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=64 \
-      -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$target/" "${dict[@]}" \
+      -print_final_stats=1 -artifact_prefix="fuzz/artifacts/$target/" ${dict[@]+"${dict[@]}"} \
       "fuzz/target/corpus/$target" "fuzz/corpus/$target" >"$log" 2>&1; then
     grep -E '^#[0-9]+\s+DONE' "$log" | tail -1 || true
     grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$log" || true

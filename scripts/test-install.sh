@@ -20,7 +20,7 @@ trap 'rm -rf "$root"' EXIT
 
 echo "== cargo install --locked ${profile[*]} --path . --root <temporary>"
 started=$SECONDS
-cargo install --locked --quiet "${profile[@]}" --path . --root "$root"
+cargo install --locked --quiet ${profile[@]+"${profile[@]}"} --path . --root "$root"
 echo "installed in $((SECONDS - started)) s"
 
 installed="$(ls "$root/bin")"
