@@ -167,6 +167,8 @@ pub struct McpProcess {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: Receiver<String>,
+    /// The thread that reads stdout into `lines`; it ends (closing stdout) once `lines` is gone.
+    reader: Option<thread::JoinHandle<()>>,
     stderr: Option<thread::JoinHandle<String>>,
     held: VecDeque<Value>,
     transcript: Vec<String>,
@@ -222,7 +224,7 @@ impl McpProcess {
             .expect("start the server");
         let stdout = child.stdout.take().expect("stdout");
         let (tx, lines) = channel();
-        thread::spawn(move || {
+        let reader = thread::spawn(move || {
             for line in BufReader::new(stdout).lines() {
                 let Ok(line) = line else { return };
                 if tx.send(line).is_err() {
@@ -241,6 +243,7 @@ impl McpProcess {
             child,
             stdin,
             lines,
+            reader: Some(reader),
             stderr,
             held: VecDeque::new(),
             transcript: Vec::new(),
@@ -313,19 +316,24 @@ impl McpProcess {
         self.stdin = None;
     }
 
-    /// Closes the server's stdout: the reader lets go of it after the next line, so once the
-    /// server writes two more lines (answers to two `ping`s, sent here) it finds no reader.
-    /// Writes that fail because the server has gone are ignored.
+    /// Closes the server's stdout, then sends a `ping` so that the server finds no reader when
+    /// it answers. (The reader lets go of stdout at the next line it reads, which the first
+    /// `ping`'s answer provides.) Writes that fail because the server has gone are ignored.
     pub fn close_stdout(&mut self) {
         self.transcript.push("# stdout closed".into());
         self.lines = channel().1;
         self.held.clear();
-        if let Some(stdin) = self.stdin.as_mut() {
-            for id in ["stdout-closed-1", "stdout-closed-2"] {
+        let mut ping = |id: &str| {
+            if let Some(stdin) = self.stdin.as_mut() {
                 let ping = serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
                 let _ = writeln!(stdin, "{ping}").and_then(|()| stdin.flush());
             }
+        };
+        ping("stdout-closing");
+        if let Some(reader) = self.reader.take() {
+            reader.join().expect("the stdout reader");
         }
+        ping("stdout-closed");
     }
 
     /// The next message from the server, waiting for it.
