@@ -18,7 +18,7 @@ fi
 root="$(mktemp -d)"
 trap 'rm -rf "$root"' EXIT
 
-echo "== cargo install --locked ${profile[*]} --path . --root <temporary>"
+echo "== cargo install --locked ${profile[*]-} --path . --root <temporary>"
 started=$SECONDS
 cargo install --locked --quiet ${profile[@]+"${profile[@]}"} --path . --root "$root"
 echo "installed in $((SECONDS - started)) s"
