@@ -17,7 +17,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{PATIENCE, call, request, test_host_bin, wait_for_file};
+use support::{PATIENCE, call, peak_rss_kib, request, test_host_bin, wait_for_file};
 
 /// A test host with piped stdio whose output this test reads only when it chooses to.
 fn start(args: &[&str], gates: &std::path::Path) -> Child {
@@ -72,16 +72,6 @@ fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
         assert!(Instant::now() < deadline, "timed out waiting until {what}");
         thread::sleep(Duration::from_millis(5));
     }
-}
-
-/// The peak resident set of a live process, in KiB.
-fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
 }
 
 fn wait_for_exit(child: &mut Child) -> std::process::ExitStatus {

@@ -6,7 +6,8 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Lean, Project, args, peak_rss_kib};
+use crate::harness::{Lean, Project, args};
+use crate::support::peak_rss_kib;
 
 fn files(project: &Project) -> [&'static str; 3] {
     let names = ["Fixture/One.lean", "Fixture/Two.lean", "Fixture/Three.lean"];

@@ -8,8 +8,8 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Lean, Project, args, peak_rss_kib};
-use crate::support::{notification, request};
+use crate::harness::{Lean, Project, args};
+use crate::support::{notification, peak_rss_kib, request};
 
 /// The stderr tail of a failed call.
 fn tail(error: &Value) -> Vec<String> {

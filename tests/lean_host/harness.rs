@@ -100,16 +100,6 @@ impl Project {
     }
 }
 
-/// A live process's peak resident set (VmHWM), in KiB.
-pub fn peak_rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
-}
-
 /// The processes whose working directory is in `root`.
 pub fn processes_in(root: &Path) -> Vec<u32> {
     let mut pids = Vec::new();

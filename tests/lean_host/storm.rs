@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use serde_json::{Value, json};
 
-use crate::harness::{Project, lake, peak_rss_kib};
-use crate::support::{modern_meta, server_bin};
+use crate::harness::{Project, lake};
+use crate::support::{modern_meta, peak_rss_kib, server_bin};
 
 const CALLS_PER_FAMILY: usize = 25_000;
 /// Calls in flight at most: a pipelining client, not an unbounded one.

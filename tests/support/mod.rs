@@ -501,6 +501,16 @@ pub fn wait_for_file(path: &Path) {
     }
 }
 
+/// A live process's peak resident set (VmHWM), in KiB.
+pub fn peak_rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("proc status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM")
+}
+
 fn wait_with_patience(child: &mut Child) -> ExitStatus {
     let deadline = Instant::now() + PATIENCE;
     loop {
