@@ -8,7 +8,8 @@
 //! A save checkpoints a module through Lake (`checkpoint`): one-shot `lake` commands
 //! (`lake_run`), Lake's own account of where modules live (`lake_layout`), its build output
 //! (`lake_output`) and the artifacts it keeps (`artifacts`). Speculative runs happen in hidden
-//! twin documents (`twins`, `probe`) and continue from signed handles (`handles`). Failures are
+//! twin documents (`twins`, `probe`), ask Lean whether a position is in a proof once per
+//! version (`modes`), and continue from signed handles (`handles`). Failures are
 //! `error`'s codes; `stats` counts everything. What a dead server leaves behind is ended by
 //! `orphans`. Feedback reports (`feedback`) read what the host holds and never start Lean. With
 //! tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr to a
@@ -27,6 +28,7 @@ mod lake_output;
 mod lake_run;
 // Crate-visible so that the `fuzzing` feature can re-export its frame reader and client.
 pub(crate) mod lsp;
+mod modes;
 mod options;
 mod orphans;
 mod probe;

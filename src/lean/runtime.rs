@@ -41,6 +41,7 @@ use tokio_util::sync::CancellationToken;
 use super::documents::{Document, Documents, VersionMemory};
 use super::error::{HostError, code};
 use super::lsp::{LspClient, LspError};
+use super::modes::ProofModes;
 use super::options::HostOptions;
 use super::process::{GroupKiller, LeanProcess, StderrTail};
 use super::twins::{TwinDocument, TwinPool};
@@ -111,6 +112,7 @@ pub struct Runtime {
     /// The configuration once the handshake completed.
     config: Option<ConfigStamp>,
     twins: TwinPool,
+    modes: ProofModes,
     closed_for_budget: AtomicU64,
 }
 
@@ -175,6 +177,7 @@ impl Runtime {
             updates: tokio::sync::Mutex::new(()),
             config: None,
             twins,
+            modes: ProofModes::default(),
             closed_for_budget: AtomicU64::new(0),
             options,
         };
@@ -468,6 +471,11 @@ impl Runtime {
             );
         }
         closed
+    }
+
+    /// Where this Lean said positions are in a proof (see `modes`).
+    pub fn proof_modes(&self) -> &ProofModes {
+        &self.modes
     }
 
     /// The twins of this runtime's documents.

@@ -307,6 +307,53 @@ fn every_wrong_handle_gets_its_own_error() {
 }
 
 #[test]
+fn runs_at_one_position_ask_lean_for_its_proof_mode_once_per_version() {
+    if crate::harness::fake_only(
+        "runs_at_one_position_ask_lean_for_its_proof_mode_once_per_version",
+    ) {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let goal_queries = |lean: &Lean| {
+        received_for(lean, "Basic.lean")
+            .iter()
+            .filter(|m| *m == "$/lean/plainGoal")
+            .count()
+    };
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    for text in ["constructor", "exact ⟨hq, hp⟩", "skip"] {
+        lean.ok(
+            "lean_run_at",
+            run_at(&project, &version, AND_SWAP_BODY, 2, text),
+        );
+    }
+    assert_eq!(
+        goal_queries(&lean),
+        1,
+        "one question per version and position"
+    );
+    // Another position is another question.
+    lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY + 1, 2, "skip"),
+    );
+    assert_eq!(goal_queries(&lean), 2);
+    // A new version of the file is asked again.
+    let text = std::fs::read_to_string(project.root().join(BASIC)).unwrap();
+    project.write(BASIC, &format!("{text}\n-- edited\n"));
+    let edited = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    assert_ne!(edited, version);
+    lean.ok(
+        "lean_run_at",
+        run_at(&project, &edited, AND_SWAP_BODY, 2, "constructor"),
+    );
+    assert_eq!(goal_queries(&lean), 3);
+    lean.server.finish_clean();
+    project.wait_no_processes();
+}
+
+#[test]
 fn a_warm_run_sends_lean_one_did_change_and_no_did_open() {
     if crate::harness::fake_only("a_warm_run_sends_lean_one_did_change_and_no_did_open") {
         return;

@@ -6,7 +6,8 @@
 //!    anchor, then the probe. The user's document, its version and its diagnostics are never
 //!    touched; nothing is written to the project's sources.
 //! 2. `lean_run_at*` take a version that must be current and a position inside the document.
-//!    Where Lean has proof goals (`$/lean/plainGoal` is not empty) the text is a tactic block
+//!    Where Lean has proof goals (`$/lean/plainGoal` is not empty; asked once per document
+//!    version and position, see `modes`) the text is a tactic block
 //!    run in that proof state, anchored at the tactic that starts the position's line when the
 //!    position is in its indentation; elsewhere it is one command (more is refused with
 //!    `success: false` and a `runAtSupportsOneCommandOnly:` message, without asking Lean).
@@ -204,9 +205,18 @@ async fn start_at(
 ) -> Result<HandleState, HostError> {
     let line = call.natural("line").unwrap_or_default() as u32;
     let mut character = call.natural("character").unwrap_or_default() as u32;
-    let position = json!({"line": line, "character": character});
-    let goals = plain_goals(call, runtime, document, position).await?;
-    let tactic = goals.is_some_and(|goals| !goals.is_empty());
+    let modes = runtime.proof_modes();
+    let known = modes.get(&document.uri, document.lsp_version, line, character);
+    let tactic = match known {
+        Some(tactic) => tactic,
+        None => {
+            let position = json!({"line": line, "character": character});
+            let goals = plain_goals(call, runtime, document, position).await?;
+            let tactic = goals.is_some_and(|goals| !goals.is_empty());
+            modes.remember(&document.uri, document.lsp_version, line, character, tactic);
+            tactic
+        }
+    };
     if tactic {
         // A position in a tactic's indentation means that tactic: the probe takes its column.
         let text = document
