@@ -333,21 +333,31 @@ fn a_failed_build_is_an_error_with_the_build_log() {
     crate::harness::snapshot("save_build_failed", lean.server.finish_clean());
 }
 
+/// A server whose save of `Fixture/Gated.lean` (id 101) is held inside its `lake build`, at
+/// the fake's build gate `gate`; the path saved.
+fn a_save_held_in_its_build(project: &Project, gate: &str) -> (Lean, &'static str) {
+    let path = "Fixture/Gated.lean";
+    project.write(
+        path,
+        &format!("-- fake: build-gate {gate}\ndef gated : Nat := 1\n"),
+    );
+    let mut lean = Lean::start(&[project], &[], &[]);
+    lean.server.send(&request(
+        101,
+        "tools/call",
+        call("lean_save", args(project, path, json!({}))),
+    ));
+    lean.gate_entered(gate);
+    (lean, path)
+}
+
 #[test]
 fn a_source_changed_during_the_build_is_detected() {
     if crate::harness::fake_only("a_source_changed_during_the_build_is_detected") {
         return;
     }
     let project = Project::fixture();
-    let path = "Fixture/Gated.lean";
-    project.write(path, "-- fake: build-gate build\ndef gated : Nat := 1\n");
-    let mut lean = Lean::start(&[&project], &[], &[]);
-    lean.server.send(&request(
-        101,
-        "tools/call",
-        call("lean_save", args(&project, path, json!({}))),
-    ));
-    lean.gate_entered("build");
+    let (mut lean, path) = a_save_held_in_its_build(&project, "build");
     project.write(path, "def gated : Nat := 2\n");
     lean.open_gate("build");
     let answer = lean.server.response(&json!(101));
@@ -376,15 +386,7 @@ fn a_cancelled_save_ends_its_build_and_the_next_one_works() {
         return;
     }
     let project = Project::fixture();
-    let path = "Fixture/Gated.lean";
-    project.write(path, "-- fake: build-gate build\ndef gated : Nat := 1\n");
-    let mut lean = Lean::start(&[&project], &[], &[]);
-    lean.server.send(&request(
-        101,
-        "tools/call",
-        call("lean_save", args(&project, path, json!({}))),
-    ));
-    lean.gate_entered("build");
+    let (mut lean, path) = a_save_held_in_its_build(&project, "build");
     let running = builds_running(&project);
     assert_eq!(running.len(), 1, "{running:?}");
     lean.server.send(&notification(
@@ -417,15 +419,7 @@ fn the_end_of_input_during_a_build_leaves_no_process() {
         return;
     }
     let project = Project::fixture();
-    let path = "Fixture/Gated.lean";
-    project.write(path, "-- fake: build-gate never\ndef gated : Nat := 1\n");
-    let mut lean = Lean::start(&[&project], &[], &[]);
-    lean.server.send(&request(
-        101,
-        "tools/call",
-        call("lean_save", args(&project, path, json!({}))),
-    ));
-    lean.gate_entered("never");
+    let (lean, _) = a_save_held_in_its_build(&project, "never");
     assert_eq!(builds_running(&project).len(), 1);
     let finished = lean.server.finish();
     assert_eq!(finished.status.code(), Some(0), "{}", finished.transcript);
