@@ -225,15 +225,16 @@ fn workers_a_dead_watchdog_leaves_behind_are_ended_by_the_host() {
     lean.server.finish_clean();
 }
 
-#[test]
-fn a_crashed_worker_is_revived_with_a_new_version() {
-    if crate::harness::fake_only("a_crashed_worker_is_revived_with_a_new_version") {
+/// A worker that crashes once, as the fake's `directive` says, is revived with a version-bumped
+/// `didChange` (one), and the sync answers at the caller's unchanged version.
+fn a_crashing_worker_is_revived(scenario: &str, directive: &str) {
+    if crate::harness::fake_only(scenario) {
         return;
     }
     let project = Project::fixture();
     project.write(
         "Fixture/Crashy.lean",
-        "def one : Nat := 1 -- fake: crash once\n\ndef two : Nat := 2\n",
+        &format!("def one : Nat := 1 -- fake: {directive}\n\ndef two : Nat := 2\n"),
     );
     let mut lean = Lean::start(&[&project], &[], &[]);
     let synced = lean.ok(
@@ -253,6 +254,14 @@ fn a_crashed_worker_is_revived_with_a_new_version() {
     assert_eq!(changes.len(), 1, "one revival: {changes:?}");
     assert_eq!(changes[0]["version"], 2);
     lean.server.finish_clean();
+}
+
+#[test]
+fn a_crashed_worker_is_revived_with_a_new_version() {
+    a_crashing_worker_is_revived(
+        "a_crashed_worker_is_revived_with_a_new_version",
+        "crash once",
+    );
 }
 
 #[test]
@@ -299,22 +308,10 @@ fn a_hung_request_is_cancelled_in_lean_and_a_later_call_works() {
 
 #[test]
 fn a_worker_that_exits_with_code_1_is_revived_too() {
-    if crate::harness::fake_only("a_worker_that_exits_with_code_1_is_revived_too") {
-        return;
-    }
-    let project = Project::fixture();
-    project.write(
-        "Fixture/Crashy.lean",
-        "def one : Nat := 1 -- fake: crash exit1 once\n\ndef two : Nat := 2\n",
+    a_crashing_worker_is_revived(
+        "a_worker_that_exits_with_code_1_is_revived_too",
+        "crash exit1 once",
     );
-    let mut lean = Lean::start(&[&project], &[], &[]);
-    let synced = lean.ok(
-        "lean_sync",
-        args(&project, "Fixture/Crashy.lean", json!({})),
-    );
-    assert_eq!(synced["version"], 1);
-    assert_eq!(synced["readiness"]["save_ready"], true);
-    lean.server.finish_clean();
 }
 
 #[test]
