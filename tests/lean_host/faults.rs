@@ -197,52 +197,56 @@ fn slow_elaboration_is_cancellable_and_a_later_call_works() {
     project.wait_no_processes();
 }
 
-#[test]
-fn a_handshake_never_finished_is_a_setup_error_and_the_next_call_recovers() {
-    if crate::harness::fake_only(
-        "a_handshake_never_finished_is_a_setup_error_and_the_next_call_recovers",
-    ) {
-        return;
+/// A sync against a `lake serve` with a setup fault that applies once (`env`, with
+/// `FAKE_LEAN_FAULTS_ONCE` added) fails with `runtimeSetup`, leaves no process, and the next
+/// sync starts a healthy Lean and works. The error's stderr tail, for more checks.
+fn a_transient_setup_fault_recovers(
+    scenario: &str,
+    flags: &[&str],
+    env: &[(&str, &str)],
+) -> Option<Vec<String>> {
+    if crate::harness::fake_only(scenario) {
+        return None;
     }
     let project = Project::fixture();
     let (_marker_dir, marker) = once_marker();
-    let mut lean = Lean::start(
-        &[&project],
-        &["--lean-timeout-ms", "500"],
-        &[
-            ("FAKE_LEAN_NO_INIT", "1"),
-            ("FAKE_LAKE_LOAD_LOG", "info: loading the workspace"),
-            ("FAKE_LEAN_FAULTS_ONCE", &marker),
-        ],
-    );
+    let mut env = env.to_vec();
+    env.push(("FAKE_LEAN_FAULTS_ONCE", &marker));
+    let mut lean = Lean::start(&[&project], flags, &env);
     let error = lean.fails(
         "lean_sync",
         args(&project, "Fixture/Basic.lean", json!({})),
         "runtimeSetup",
     );
-    assert!(
-        tail(&error)
-            .iter()
-            .any(|l| l.contains("loading the workspace")),
-        "{error}"
-    );
     project.wait_no_processes();
     lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
     lean.server.finish_clean();
     project.wait_no_processes();
+    Some(tail(&error))
+}
+
+#[test]
+fn a_handshake_never_finished_is_a_setup_error_and_the_next_call_recovers() {
+    let Some(tail) = a_transient_setup_fault_recovers(
+        "a_handshake_never_finished_is_a_setup_error_and_the_next_call_recovers",
+        &["--lean-timeout-ms", "500"],
+        &[
+            ("FAKE_LEAN_NO_INIT", "1"),
+            ("FAKE_LAKE_LOAD_LOG", "info: loading the workspace"),
+        ],
+    ) else {
+        return;
+    };
+    assert!(
+        tail.iter().any(|l| l.contains("loading the workspace")),
+        "{tail:?}"
+    );
 }
 
 #[test]
 fn a_lake_that_exits_at_once_is_a_setup_error_and_the_next_call_recovers() {
-    if crate::harness::fake_only(
+    let Some(tail) = a_transient_setup_fault_recovers(
         "a_lake_that_exits_at_once_is_a_setup_error_and_the_next_call_recovers",
-    ) {
-        return;
-    }
-    let project = Project::fixture();
-    let (_marker_dir, marker) = once_marker();
-    let mut lean = Lean::start(
-        &[&project],
         &[],
         &[
             ("FAKE_LAKE_EXIT", "1"),
@@ -250,23 +254,11 @@ fn a_lake_that_exits_at_once_is_a_setup_error_and_the_next_call_recovers() {
                 "FAKE_LAKE_STDERR",
                 "error: could not acquire the build lock",
             ),
-            ("FAKE_LEAN_FAULTS_ONCE", &marker),
         ],
-    );
-    let error = lean.fails(
-        "lean_sync",
-        args(&project, "Fixture/Basic.lean", json!({})),
-        "runtimeSetup",
-    );
-    assert_eq!(
-        tail(&error),
-        ["error: could not acquire the build lock"],
-        "{error}"
-    );
-    project.wait_no_processes();
-    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
-    lean.server.finish_clean();
-    project.wait_no_processes();
+    ) else {
+        return;
+    };
+    assert_eq!(tail, ["error: could not acquire the build lock"]);
 }
 
 #[test]
