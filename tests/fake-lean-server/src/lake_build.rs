@@ -11,7 +11,9 @@
 //! failures:` and exit 1. An up-to-date module (its `.trace` holds the current input hash)
 //! prints nothing. A module fails when its analysis reports an error (directives, tactic
 //! rules). A `build-gate NAME` directive in a module stops its compilation (after its text was
-//! read) until `$FAKE_LEAN_GATE_DIR/NAME` exists, writing `NAME.entered` first. Artifacts:
+//! read) until `$FAKE_LEAN_GATE_DIR/NAME` exists, writing `NAME.entered` first;
+//! `build-gate-after NAME` stops the build the same way once the module's artifacts are written
+//! and its job line printed (Lake goes on after a job: other jobs, the build's summary). Artifacts:
 //! `.lake/build/lib/lean/M.{olean,ilean,trace}` and `.lake/build/ir/M.c`. Output goes to stderr
 //! (Lake's `BuildConfig.out` default), or stdout with `FAKE_LAKE_BUILD_OUT=stdout`. Each run is
 //! recorded in the trace as `{"event": "lake-build", "args": [...]}`.
@@ -74,12 +76,13 @@ fn lib_modules(root: &Path, lib: &Lib) -> Vec<String> {
     out
 }
 
-/// Stops before compiling a module that carries `build-gate NAME` (see the module doc).
-fn build_gates(a: &Analysis) {
+/// Stops at the module's gates of one kind (see the module doc): `build-gate NAME` before it is
+/// compiled, `build-gate-after NAME` once its artifacts are written and its job line printed.
+fn build_gates(a: &Analysis, kind: &str) {
     let gates = a
         .directives
         .iter()
-        .filter(|d| d.name == "build-gate")
+        .filter(|d| d.name == kind)
         .filter_map(|d| d.flags.first());
     for gate in gates {
         let Some(dir) = std::env::var_os("FAKE_LEAN_GATE_DIR").map(PathBuf::from) else {
@@ -320,16 +323,19 @@ pub fn build_main(args: &[String]) -> i32 {
                 }
             }
             None => {
-                build_gates(&a);
-                let _ = writeln!(out, "{icon} [{}/{n}] {verb} {m}", i + 1);
-                for l in &log {
-                    let _ = writeln!(out, "{l}");
-                }
+                build_gates(&a, "build-gate");
                 if !bad && let Err(e) = store(&root, m, &a, hash, &log) {
                     let _ = writeln!(out, "error: cannot write artifacts of {m}: {e}");
                     failed.push(m.clone());
                     continue;
                 }
+                // Lake prints a job's line once the job has finished, its artifacts written.
+                let _ = writeln!(out, "{icon} [{}/{n}] {verb} {m}", i + 1);
+                for l in &log {
+                    let _ = writeln!(out, "{l}");
+                }
+                let _ = out.flush();
+                build_gates(&a, "build-gate-after");
             }
         }
         if bad {
