@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::mcp::Catalog;
 
-pub use crate::lean::lsp::{FrameReader, Inbox, LspClient, LspError, MAX_BODY, encode};
+pub use crate::lean::server::lsp::{FrameReader, Inbox, LspClient, LspError, MAX_BODY, encode};
 
 /// A violation [`check_arguments`] reports: the JSON Pointer it names and its sentence.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -15,31 +15,18 @@
 //! tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr to a
 //! trace stream of its own.
 
-mod artifacts;
-mod call;
-mod checkpoint;
-mod diagnostics;
-mod documents;
 mod error;
 mod feedback;
-mod handles;
-mod lake_layout;
-mod lake_output;
-mod lake_run;
-// Crate-visible so that the `fuzzing` feature can re-export its frame reader and client.
-pub(crate) mod lsp;
-mod modes;
+mod lake;
 mod options;
-mod orphans;
-mod probe;
-mod process;
 mod progress;
-mod registry;
-mod runtime;
+// Crate-visible so that the `fuzzing` feature can re-export the LSP frame reader and client.
+pub(crate) mod server;
+mod session;
+mod speculation;
 mod state;
 mod stats;
 pub mod tools;
-mod twins;
 mod workspace;
 
 use std::sync::Arc;
@@ -53,9 +40,9 @@ pub use options::{
     DEFAULT_IDLE_TIMEOUT, DEFAULT_LEAN_TIMEOUT, DEFAULT_MAX_DOCUMENTS, DEFAULT_MAX_TWINS,
     DEFAULT_MAX_WORKSPACES, HostOptions,
 };
-pub use orphans::adopt_orphans;
+pub use server::orphans::adopt_orphans;
 use state::HostState;
-pub use workspace::PROJECT_MARKERS;
+pub use workspace::root::PROJECT_MARKERS;
 
 /// Instructions sent to clients in `initialize` and `server/discover`.
 pub const INSTRUCTIONS: &str =

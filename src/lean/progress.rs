@@ -22,9 +22,9 @@ use serde_json::json;
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::TryRecvError;
 
-use super::diagnostics::Diagnostic;
-use super::documents::{DocEvent, Document, EventKind, FileProgress};
-use super::lake_output::job_line;
+use crate::lean::lake::output::job_line;
+use crate::lean::session::diagnostics::Diagnostic;
+use crate::lean::session::mirror::{DocEvent, Document, EventKind, FileProgress};
 use crate::mcp::CallContext;
 
 /// The logger of live Lean diagnostics.

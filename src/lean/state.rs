@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use super::checkpoint::Checkpoints;
-use super::handles::HandleBook;
-use super::options::HostOptions;
-use super::registry::Registry;
-use super::stats::Stats;
+use crate::lean::lake::checkpoint::Checkpoints;
+use crate::lean::options::HostOptions;
+use crate::lean::speculation::handles::HandleBook;
+use crate::lean::stats::Stats;
+use crate::lean::workspace::registry::Registry;
 
 /// The host's shared state.
 #[derive(Debug)]

@@ -11,8 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use super::error::code;
-use super::workspace::WorkspaceRoot;
+use crate::lean::error::code;
+use crate::lean::workspace::root::WorkspaceRoot;
 
 /// How one call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

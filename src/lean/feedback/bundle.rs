@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use time::OffsetDateTime;
 
-use super::super::error::{HostError, code};
+use crate::lean::error::{HostError, code};
 
 /// The bundles' directory, relative to the workspace root.
 pub const FEEDBACK_DIR: &str = ".beam/feedback";

@@ -20,8 +20,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::super::error::HostError;
-use super::super::workspace::WorkspaceRoot;
+use crate::lean::error::HostError;
+use crate::lean::workspace::root::WorkspaceRoot;
 
 /// The largest evidence file a report copies.
 pub const MAX_EVIDENCE_FILE: u64 = 1024 * 1024;

@@ -37,16 +37,16 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
 
-use super::artifacts::{self, Artifacts};
-use super::call::LeanCall;
-use super::error::{HostError, code};
-use super::lake_layout::Layout;
-use super::lake_output::BuildLog;
-use super::lake_run;
-use super::progress;
-use super::runtime::{ConfigStamp, Runtime};
-use super::state::HostState;
-use super::workspace::WorkspaceRoot;
+use crate::lean::error::{HostError, code};
+use crate::lean::lake::artifacts::{self, Artifacts};
+use crate::lean::lake::layout::Layout;
+use crate::lean::lake::output::BuildLog;
+use crate::lean::lake::run as lake_run;
+use crate::lean::progress;
+use crate::lean::state::HostState;
+use crate::lean::tools::call::LeanCall;
+use crate::lean::workspace::root::WorkspaceRoot;
+use crate::lean::workspace::runtime::{ConfigStamp, Runtime};
 
 /// The layout last read for a workspace, with the configuration it was read under.
 type Cached = Option<(ConfigStamp, Layout)>;

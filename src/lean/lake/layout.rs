@@ -19,7 +19,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::workspace::normalize;
+use crate::lean::workspace::root::normalize;
 
 /// A workspace's source and library directories.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -26,8 +26,8 @@ use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use super::error::{HostError, code};
-use super::process::{GroupKiller, reap_owned, spawn_error, spawn_owned};
+use crate::lean::error::{HostError, code};
+use crate::lean::server::process::{GroupKiller, reap_owned, spawn_error, spawn_owned};
 
 /// The longest output line kept whole.
 pub const MAX_LINE: usize = 64 * 1024;

@@ -222,7 +222,7 @@ pub fn spawn_owned(command: &mut Command) -> std::io::Result<Child> {
             });
         }
     }
-    super::orphans::spawn_leader(|| command.spawn(), Child::id)
+    crate::lean::server::orphans::spawn_leader(|| command.spawn(), Child::id)
 }
 
 impl GroupKiller {
@@ -243,9 +243,9 @@ pub async fn reap_owned(mut child: Child, killer: GroupKiller) -> std::io::Resul
     killer.kill();
     killer.gone.store(true, Ordering::Release);
     if let Some(pid) = pid {
-        super::orphans::leader_exited(pid);
+        crate::lean::server::orphans::leader_exited(pid);
     }
-    let _ = tokio::task::spawn_blocking(super::orphans::sweep).await;
+    let _ = tokio::task::spawn_blocking(crate::lean::server::orphans::sweep).await;
     status
 }
 

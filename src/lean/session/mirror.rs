@@ -29,9 +29,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{Value, json};
 use tokio::sync::broadcast;
 
-use super::diagnostics::{Diagnostic, Kind};
-use super::lsp::Inbox;
-use super::twins::is_twin_uri;
+use crate::lean::server::lsp::Inbox;
+use crate::lean::session::diagnostics::{Diagnostic, Kind};
+use crate::lean::speculation::twins::is_twin_uri;
 
 /// How many live events a slow call may fall behind before it misses some.
 const EVENT_BACKLOG: usize = 1024;

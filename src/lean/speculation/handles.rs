@@ -28,7 +28,7 @@ use hmac::{KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::error::{HostError, code};
+use crate::lean::error::{HostError, code};
 
 /// How many handles the book remembers.
 pub const BOOK_CAPACITY: usize = 65_536;

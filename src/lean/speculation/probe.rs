@@ -19,7 +19,7 @@
 
 use serde_json::{Value, json};
 
-use super::diagnostics::Diagnostic;
+use crate::lean::session::diagnostics::Diagnostic;
 
 /// The message of a refused multi-command text starts with this.
 pub const ONE_COMMAND_ONLY: &str = "runAtSupportsOneCommandOnly";

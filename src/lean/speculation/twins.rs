@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex};
 
 use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
 
-use super::runtime::file_uri;
+use crate::lean::workspace::runtime::file_uri;
 
 const SIBLING_SUFFIX: &str = ".beam-twin.lean";
 const FALLBACK_DIR: &str = ".lake/beam/twins";

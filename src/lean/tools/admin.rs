@@ -12,10 +12,10 @@
 
 use serde_json::{Value, json};
 
-use super::super::error::HostError;
-use super::super::state::HostState;
-use super::super::workspace::WorkspaceRoot;
 use super::schema::{LeanTool, read_only};
+use crate::lean::error::HostError;
+use crate::lean::state::HostState;
+use crate::lean::workspace::root::WorkspaceRoot;
 use crate::mcp::{Execution, StatusNotice, ToolAnnotations, ToolSpec};
 
 /// The tool names.

@@ -20,11 +20,11 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::documents::Document;
-use super::error::{HostError, code};
-use super::registry::{Acquired, InUse, Registry};
-use super::runtime::{Runtime, Synced};
-use super::workspace::WorkspaceRoot;
+use crate::lean::error::{HostError, code};
+use crate::lean::session::mirror::Document;
+use crate::lean::workspace::registry::{Acquired, InUse, Registry};
+use crate::lean::workspace::root::WorkspaceRoot;
+use crate::lean::workspace::runtime::{Runtime, Synced};
 use crate::mcp::CallContext;
 
 /// One workspace-bound call, as its tool sees it.
@@ -128,7 +128,7 @@ impl<'a> LeanCall<'a> {
         if !file.is_file() {
             return Err(bad(format!("{given:?} is not a file")));
         }
-        if super::twins::is_twin_uri(&file.to_string_lossy()) {
+        if crate::lean::speculation::twins::is_twin_uri(&file.to_string_lossy()) {
             return Err(bad(format!(
                 "{given:?} is a hidden twin of Beam's speculative runs, not a file of the \
                  project; name the real file"
@@ -148,7 +148,7 @@ impl<'a> LeanCall<'a> {
         self.file().or_else(|error| {
             let joined = self.root.path().join(self.path_argument());
             match joined.try_exists() {
-                Ok(false) => Ok(super::workspace::normalize(&joined)),
+                Ok(false) => Ok(crate::lean::workspace::root::normalize(&joined)),
                 _ => Err(error),
             }
         })

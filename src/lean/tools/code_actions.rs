@@ -20,14 +20,14 @@
 
 use serde_json::{Value, json};
 
-use super::super::call::LeanCall;
-use super::super::documents::Document;
-use super::super::error::HostError;
-use super::super::runtime::file_uri;
-use super::super::state::HostState;
-use super::super::twins::{drop_twin_edits, is_twin_uri};
 use super::navigation::ask;
 use super::schema::{LeanTool, path, read_only, version};
+use crate::lean::error::HostError;
+use crate::lean::session::mirror::Document;
+use crate::lean::speculation::twins::{drop_twin_edits, is_twin_uri};
+use crate::lean::state::HostState;
+use crate::lean::tools::call::LeanCall;
+use crate::lean::workspace::runtime::file_uri;
 use crate::mcp::{Execution, StatusNotice, ToolSpec};
 
 /// The tool name.
@@ -158,7 +158,7 @@ fn callers_versions(edit: &mut Value, document: &Document) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lean::documents::{Documents, VersionMemory};
+    use crate::lean::session::mirror::{Documents, VersionMemory};
     use std::sync::Arc;
 
     const URI: &str = "file:///p/A.lean";

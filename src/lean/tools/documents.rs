@@ -17,15 +17,15 @@
 use serde_json::{Value, json};
 use tokio::sync::broadcast::Receiver;
 
-use super::super::call::LeanCall;
-use super::super::diagnostics;
-use super::super::documents::{DocEvent, Document};
-use super::super::error::{HostError, code};
-use super::super::progress::LiveDiagnostics;
-use super::super::runtime::Runtime;
-use super::super::state::HostState;
 use super::schema::{LeanTool, path, string_enum};
 use super::wait::watched;
+use crate::lean::error::{HostError, code};
+use crate::lean::progress::LiveDiagnostics;
+use crate::lean::session::diagnostics;
+use crate::lean::session::mirror::{DocEvent, Document};
+use crate::lean::state::HostState;
+use crate::lean::tools::call::LeanCall;
+use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{Execution, StatusNotice, ToolAnnotations, ToolSpec};
 
 /// The tool names.

@@ -35,17 +35,17 @@ use std::path::Path;
 use serde_json::{Value, json};
 use time::OffsetDateTime;
 
-use super::super::diagnostics;
-use super::super::error::{HostError, code};
-use super::super::feedback::bundle;
-use super::super::feedback::card::{self, Context};
-use super::super::feedback::input::{Bundle, MAX_EVIDENCE_FILE, NARRATIVE, Report, Source};
-use super::super::feedback::redact::Redactor;
-use super::super::runtime::{Runtime, trace_prefix, uri_path};
-use super::super::state::HostState;
-use super::super::workspace::WorkspaceRoot;
 use super::schema::{lean_input, string_enum};
 use super::{admin, version};
+use crate::lean::error::{HostError, code};
+use crate::lean::feedback::bundle;
+use crate::lean::feedback::card::{self, Context};
+use crate::lean::feedback::input::{Bundle, MAX_EVIDENCE_FILE, NARRATIVE, Report, Source};
+use crate::lean::feedback::redact::Redactor;
+use crate::lean::session::diagnostics;
+use crate::lean::state::HostState;
+use crate::lean::workspace::root::WorkspaceRoot;
+use crate::lean::workspace::runtime::{Runtime, trace_prefix, uri_path};
 use crate::mcp::{CallContext, Execution, StatusNotice, ToolAnnotations, ToolSpec};
 
 /// The tool name.

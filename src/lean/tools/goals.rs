@@ -16,13 +16,13 @@
 
 use serde_json::{Value, json};
 
-use super::super::call::LeanCall;
-use super::super::documents::Document;
-use super::super::error::HostError;
-use super::super::runtime::Runtime;
-use super::super::state::HostState;
 use super::navigation::ask;
 use super::schema::{LeanTool, character, line, path, read_only, string_enum, version};
+use crate::lean::error::HostError;
+use crate::lean::session::mirror::Document;
+use crate::lean::state::HostState;
+use crate::lean::tools::call::LeanCall;
+use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{Execution, StatusNotice, ToolSpec};
 
 /// The tool name.

@@ -8,6 +8,7 @@
 //! confidential report does not echo its workspace.
 
 pub mod admin;
+pub mod call;
 pub mod code_actions;
 pub mod documents;
 pub mod feedback;
@@ -24,11 +25,11 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use super::call::LeanCall;
-use super::error::{HostError, code};
-use super::state::HostState;
-use super::stats::Outcome;
-use super::workspace::WorkspaceRoot;
+use crate::lean::error::{HostError, code};
+use crate::lean::state::HostState;
+use crate::lean::stats::Outcome;
+use crate::lean::tools::call::LeanCall;
+use crate::lean::workspace::root::WorkspaceRoot;
 use crate::mcp::{CallContext, ToolSpec};
 
 /// Every tool, in listing order.

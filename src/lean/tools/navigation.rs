@@ -15,15 +15,15 @@
 
 use serde_json::{Value, json};
 
-use super::super::call::LeanCall;
-use super::super::documents::Document;
-use super::super::error::{HostError, code};
-use super::super::progress::LiveDiagnostics;
-use super::super::runtime::{Runtime, uri_path};
-use super::super::state::HostState;
-use super::super::twins::TwinPool;
 use super::schema::{LeanTool, character, line, path, read_only, version};
 use super::wait::watched;
+use crate::lean::error::{HostError, code};
+use crate::lean::progress::LiveDiagnostics;
+use crate::lean::session::mirror::Document;
+use crate::lean::speculation::twins::TwinPool;
+use crate::lean::state::HostState;
+use crate::lean::tools::call::LeanCall;
+use crate::lean::workspace::runtime::{Runtime, uri_path};
 use crate::mcp::ToolSpec;
 
 /// The tool names.

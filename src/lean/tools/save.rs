@@ -20,15 +20,15 @@
 
 use serde_json::{Value, json};
 
-use super::super::call::LeanCall;
-use super::super::checkpoint::{self, Checkpoint};
-use super::super::diagnostics::{self, Diagnostic};
-use super::super::error::{HostError, code};
-use super::super::progress::LiveDiagnostics;
-use super::super::runtime::Runtime;
-use super::super::state::HostState;
 use super::documents::barrier;
 use super::schema::{LeanTool, path, string_enum};
+use crate::lean::error::{HostError, code};
+use crate::lean::lake::checkpoint::{self, Checkpoint};
+use crate::lean::progress::LiveDiagnostics;
+use crate::lean::session::diagnostics::{self, Diagnostic};
+use crate::lean::state::HostState;
+use crate::lean::tools::call::LeanCall;
+use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{Execution, StatusNotice, ToolAnnotations, ToolSpec};
 
 /// The tool names.

@@ -26,18 +26,18 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio::sync::OwnedMutexGuard;
 
-use super::super::call::LeanCall;
-use super::super::documents::Document;
-use super::super::error::{HostError, code};
-use super::super::handles::{Expected, HandleState};
-use super::super::probe::{self, TwinText};
-use super::super::progress::LiveDiagnostics;
-use super::super::runtime::Runtime;
-use super::super::state::HostState;
-use super::super::twins::{self, TwinDocument};
 use super::documents::barrier;
 use super::goals::plain_goals;
 use super::schema::{LeanTool, character, line, path, read_only, version};
+use crate::lean::error::{HostError, code};
+use crate::lean::progress::LiveDiagnostics;
+use crate::lean::session::mirror::Document;
+use crate::lean::speculation::handles::{Expected, HandleState};
+use crate::lean::speculation::probe::{self, TwinText};
+use crate::lean::speculation::twins::{self, TwinDocument};
+use crate::lean::state::HostState;
+use crate::lean::tools::call::LeanCall;
+use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{ToolAnnotations, ToolSpec};
 
 /// The tool names.

@@ -32,16 +32,16 @@ mod syntax;
 
 use serde_json::{Value, json};
 
-use super::super::call::LeanCall;
-use super::super::documents::Document;
-use super::super::error::{HostError, code};
-use super::super::progress::LiveDiagnostics;
-use super::super::runtime::Runtime;
-use super::super::state::HostState;
 use super::code_actions::for_client;
 use super::documents::barrier;
 use super::navigation::ask;
 use super::schema::{LeanTool, natural, path, read_only, string_enum, version};
+use crate::lean::error::{HostError, code};
+use crate::lean::progress::LiveDiagnostics;
+use crate::lean::session::mirror::Document;
+use crate::lean::state::HostState;
+use crate::lean::tools::call::LeanCall;
+use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{Execution, StatusNotice, ToolSpec};
 use item::{Item, Kind};
 use query::Query;

@@ -14,11 +14,11 @@ use serde_json::Value;
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::super::call::LeanCall;
-use super::super::documents::{DocEvent, Document, EventKind};
-use super::super::error::HostError;
-use super::super::progress::{LiveDiagnostics, Reporter};
-use super::super::runtime::Runtime;
+use crate::lean::error::HostError;
+use crate::lean::progress::{LiveDiagnostics, Reporter};
+use crate::lean::session::mirror::{DocEvent, Document, EventKind};
+use crate::lean::tools::call::LeanCall;
+use crate::lean::workspace::runtime::Runtime;
 
 /// Asks Lean `method` about `document` (params built from the document as it then stands),
 /// reporting and reviving as the contract says. The answer, and the LSP version it concerns.

@@ -30,13 +30,13 @@ use std::time::{Duration, Instant};
 use futures_util::FutureExt;
 use tokio::sync::watch;
 
-use super::documents::VersionMemory;
-use super::error::{HostError, code};
-use super::options::HostOptions;
-use super::process::GroupKiller;
-use super::runtime::Runtime;
-use super::stats::Stats;
-use super::workspace::WorkspaceRoot;
+use crate::lean::error::{HostError, code};
+use crate::lean::options::HostOptions;
+use crate::lean::server::process::GroupKiller;
+use crate::lean::session::mirror::VersionMemory;
+use crate::lean::stats::Stats;
+use crate::lean::workspace::root::WorkspaceRoot;
+use crate::lean::workspace::runtime::Runtime;
 
 /// How long the host's end waits for killed servers to die, so it can end what they left.
 const ORPHAN_GRACE: Duration = Duration::from_secs(2);
@@ -378,7 +378,7 @@ impl Registry {
     /// they leave behind.
     pub fn kill_all(&self) {
         self.kill_groups(|_| true);
-        super::orphans::sweep_after_leaders(ORPHAN_GRACE);
+        crate::lean::server::orphans::sweep_after_leaders(ORPHAN_GRACE);
     }
 
     fn kill_groups(&self, which: impl Fn(&WorkspaceRoot) -> bool) {
@@ -421,7 +421,7 @@ mod tests {
     async fn the_hosts_end_kills_a_tracked_lake_command() {
         use std::os::unix::process::ExitStatusExt;
 
-        use super::super::process::{reap_owned, spawn_owned};
+        use crate::lean::server::process::{reap_owned, spawn_owned};
 
         let root = WorkspaceRoot::for_eviction(&serde_json::json!({"root": "/project"})).unwrap();
         let registry = Registry::new(HostOptions::default(), Arc::default());

@@ -15,7 +15,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::error::HostError;
+use crate::lean::error::HostError;
 
 /// The files that make a directory a Lean/Lake project.
 pub const PROJECT_MARKERS: [&str; 3] = ["lean-toolchain", "lakefile.toml", "lakefile.lean"];

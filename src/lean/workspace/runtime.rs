@@ -38,14 +38,14 @@ use serde_json::{Value, json};
 use tokio::io::BufReader;
 use tokio_util::sync::CancellationToken;
 
-use super::documents::{Document, Documents, VersionMemory};
-use super::error::{HostError, code};
-use super::lsp::{LspClient, LspError};
-use super::modes::ProofModes;
-use super::options::HostOptions;
-use super::process::{GroupKiller, LeanProcess, StderrTail};
-use super::twins::{TwinDocument, TwinPool};
-use super::workspace::WorkspaceRoot;
+use crate::lean::error::{HostError, code};
+use crate::lean::options::HostOptions;
+use crate::lean::server::lsp::{LspClient, LspError};
+use crate::lean::server::process::{GroupKiller, LeanProcess, StderrTail};
+use crate::lean::session::mirror::{Document, Documents, VersionMemory};
+use crate::lean::speculation::modes::ProofModes;
+use crate::lean::speculation::twins::{TwinDocument, TwinPool};
+use crate::lean::workspace::root::WorkspaceRoot;
 
 /// How long an error report waits for a dead server's last stderr lines.
 const STDERR_DRAIN: std::time::Duration = std::time::Duration::from_secs(2);
@@ -349,7 +349,7 @@ impl Runtime {
                     changed: true,
                 }
             }
-            Some(document) if document.hash != super::documents::text_hash(&text) => {
+            Some(document) if document.hash != crate::lean::session::mirror::text_hash(&text) => {
                 let document = self
                     .documents
                     .changed(&uri, text.clone())

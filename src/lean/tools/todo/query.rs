@@ -9,11 +9,11 @@
 
 use serde_json::{Value, json};
 
-use super::super::super::call::LeanCall;
-use super::super::super::documents::Document;
-use super::super::super::error::HostError;
 use super::item::Kind;
 use super::range::{Position, Range};
+use crate::lean::error::HostError;
+use crate::lean::session::mirror::Document;
+use crate::lean::tools::call::LeanCall;
 
 /// One call's question.
 #[derive(Debug, Clone, PartialEq)]

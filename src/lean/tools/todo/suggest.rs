@@ -16,13 +16,13 @@
 
 use serde_json::{Value, json};
 
-use super::super::super::call::LeanCall;
-use super::super::super::documents::Document;
-use super::super::super::error::{HostError, code};
-use super::super::super::runtime::Runtime;
 use super::super::goals::parse_goal;
 use super::super::navigation::ask;
 use super::item::{Item, Kind, PROBE};
+use crate::lean::error::{HostError, code};
+use crate::lean::session::mirror::Document;
+use crate::lean::tools::call::LeanCall;
+use crate::lean::workspace::runtime::Runtime;
 
 /// Adds what Lean knows at a `sorry` or hole item (see the contract).
 pub async fn add_goals(
