@@ -101,8 +101,113 @@ impl HostError {
         .with_data(json!({ "reason": reason, "stderrTail": stderr_tail }))
     }
 
-    /// A JSON-RPC error Lean answered with, under the name of its code.
-    pub fn from_lean(method: &str, lean_code: i64, message: &str, data: Option<Value>) -> Self {
+    /// `runtimeSetup`: Lean could not be started; `reason` says which way, `stderr_tail` what
+    /// it last wrote, once it ran.
+    pub fn runtime_setup(
+        reason: &'static str,
+        message: impl Into<String>,
+        stderr_tail: Vec<String>,
+    ) -> Self {
+        HostError::new(code::RUNTIME_SETUP, message)
+            .with_data(json!({ "reason": reason, "stderrTail": stderr_tail }))
+    }
+
+    /// `internalError`: something failed inside the host.
+    pub fn internal(message: impl Into<String>) -> Self {
+        HostError::new(code::INTERNAL_ERROR, message)
+    }
+
+    /// `leanTimeout` (`placeTimeout`): the call waited the Lean timeout for a document or twin
+    /// that other calls kept using.
+    pub fn place_timeout(why: &str, waited: std::time::Duration) -> Self {
+        HostError::new(
+            code::LEAN_TIMEOUT,
+            format!(
+                "gave up after {waited:?} {why}; the calls using them are still running (cancel \
+                 some, or raise --max-documents / --max-twins)"
+            ),
+        )
+        .with_data(json!({ "reason": "placeTimeout" }))
+    }
+
+    /// `syncBarrierIncomplete` (`staleImports`): the document's imports are out of date, so its
+    /// diagnostics are not final.
+    pub fn stale_imports(path: &str, version: i64, notices: Vec<Value>) -> Self {
+        HostError::new(
+            code::SYNC_BARRIER_INCOMPLETE,
+            format!(
+                "{path}: Lean reports that its imports are out of date, so its diagnostics are \
+                 not final. Call lean_refresh on {path} to reopen it and rebuild its imports (or \
+                 run `lake build` in the workspace first)"
+            ),
+        )
+        .with_data(json!({
+            "reason": "staleImports",
+            "targetPath": path,
+            "version": version,
+            "staleDirectDeps": [],
+            "completionBlockingDiagnostics": notices,
+            "recoveryPlan": [
+                format!("lean_refresh {path}"),
+                format!("lake build, then lean_refresh {path}"),
+            ],
+        }))
+    }
+
+    /// `requestCancelled`: the call was cancelled while it waited.
+    pub fn cancelled(message: impl Into<String>) -> Self {
+        HostError::new(code::REQUEST_CANCELLED, message)
+    }
+
+    /// `leanTimeout`: Lean did not answer in time, with what it last wrote to stderr.
+    pub fn lean_timeout(message: impl Into<String>, stderr_tail: Vec<String>) -> Self {
+        HostError::new(code::LEAN_TIMEOUT, message)
+            .with_data(json!({ "reason": "leanTimeout", "stderrTail": stderr_tail }))
+    }
+
+    /// `contentModified` (`documentVersionMismatch`): the caller's version is not the
+    /// document's current one.
+    pub fn version_mismatch(path: &str, uri: &str, expected: i64, current: i64) -> Self {
+        HostError::new(
+            code::CONTENT_MODIFIED,
+            format!(
+                "{path} changed: you passed version {expected}, the current version is {current}; \
+                 call lean_sync (or lean_update) and use the version it returns"
+            ),
+        )
+        .with_data(json!({
+            "reason": "documentVersionMismatch",
+            "expectedVersion": expected,
+            "currentVersion": current,
+            "uri": uri,
+            "path": path,
+        }))
+    }
+
+    /// `contentModified` (`lakeConfigurationChanged`): the workspace's Lake configuration changed
+    /// while the call used the Lean that had loaded the old one, which was restarted.
+    pub fn lake_configuration_changed(changed: &[&str]) -> Self {
+        HostError::new(
+            code::CONTENT_MODIFIED,
+            format!(
+                "the workspace's Lake configuration changed ({}) while this call used Lean, so \
+                 Lean was restarted to load it and this call's answer would have described the \
+                 old configuration; call again",
+                changed.join(", ")
+            ),
+        )
+        .with_data(json!({ "reason": "lakeConfigurationChanged", "changed": changed }))
+    }
+
+    /// A JSON-RPC error Lean answered with, under the name of its code, with what Lean last
+    /// wrote to stderr when the error is a failure of Lean's.
+    pub fn from_lean(
+        method: &str,
+        lean_code: i64,
+        message: &str,
+        data: Option<Value>,
+        stderr_tail: Vec<String>,
+    ) -> Self {
         let (code, name) = match lean_code {
             -32700 => (code::INTERNAL_ERROR, "parseError"),
             -32600 => (code::INTERNAL_ERROR, "invalidRequest"),
@@ -126,6 +231,12 @@ impl HostError {
         if let Some(data) = data {
             detail["leanData"] = data;
         }
+        if !matches!(
+            code,
+            code::REQUEST_CANCELLED | code::CONTENT_MODIFIED | code::INVALID_PARAMS
+        ) {
+            detail["stderrTail"] = json!(stderr_tail);
+        }
         HostError::new(code, message).with_data(detail)
     }
 }
@@ -146,10 +257,14 @@ mod tests {
 
     #[test]
     fn lean_errors_keep_their_meaning() {
-        let crashed = HostError::from_lean("textDocument/hover", -32902, "crashed", None);
+        let tail = vec!["Stack overflow detected. Aborting.".to_owned()];
+        let crashed = HostError::from_lean("textDocument/hover", -32902, "crashed", None, tail);
         assert_eq!(crashed.code, code::WORKER_CRASHED);
-        assert_eq!(crashed.data.unwrap()["leanError"], "workerCrashed");
-        let closed = HostError::from_lean("x", -32801, "", None);
+        let data = crashed.data.unwrap();
+        assert_eq!(data["leanError"], "workerCrashed");
+        assert_eq!(data["stderrTail"][0], "Stack overflow detected. Aborting.");
+        let closed = HostError::from_lean("x", -32801, "", None, vec!["noise".into()]);
+        assert!(closed.data.as_ref().unwrap().get("stderrTail").is_none());
         assert_eq!(closed.code, code::CONTENT_MODIFIED);
         assert!(closed.message.contains("contentModified (-32801)"));
     }

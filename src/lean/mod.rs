@@ -26,6 +26,7 @@ mod session;
 mod speculation;
 mod state;
 mod stats;
+mod text;
 pub mod tools;
 mod workspace;
 
@@ -103,6 +104,15 @@ impl ToolHost for LeanHost {
         if tool == tools::feedback::NAME {
             tools::feedback::admitted(arguments, ctx);
             return;
+        }
+        if tool == tools::admin::DROP
+            && let Ok(root) = workspace::root::WorkspaceRoot::for_eviction(
+                arguments.get("workspace").unwrap_or(&Value::Null),
+            )
+        {
+            // Before the fence waits for the calls before it: none of them may wait for a Lean
+            // that this drop will end anyway.
+            self.state.registry.drop_requested(&root);
         }
         let path = arguments.get("path").and_then(Value::as_str);
         if let Some(path) = path {

@@ -1,11 +1,13 @@
 //! What every tool of the Lean host shares: the options, the runtimes, the statistics, the
-//! proof handles, and what checkpoints of one workspace share.
+//! proof handles, where Lean said positions are in a proof, and what checkpoints of one
+//! workspace share.
 
 use std::sync::Arc;
 
 use crate::lean::lake::checkpoint::Checkpoints;
 use crate::lean::options::HostOptions;
 use crate::lean::speculation::handles::HandleBook;
+use crate::lean::speculation::modes::ProofModes;
 use crate::lean::stats::Stats;
 use crate::lean::workspace::registry::Registry;
 
@@ -20,6 +22,8 @@ pub struct HostState {
     pub stats: Arc<Stats>,
     /// The proof handles this process made.
     pub handles: HandleBook,
+    /// Where Lean said positions are in a proof, per document version.
+    pub modes: ProofModes,
     /// What the saves of each workspace share.
     pub checkpoints: Checkpoints,
 }
@@ -33,6 +37,7 @@ impl HostState {
             stats,
             options,
             handles: HandleBook::new(),
+            modes: ProofModes::default(),
             checkpoints: Checkpoints::default(),
         }
     }

@@ -16,6 +16,7 @@ mod hostile;
 mod lifecycle;
 mod logging;
 mod navigation;
+mod ownership;
 mod save;
 mod self_check;
 mod speculative;

@@ -16,10 +16,10 @@
 //! 4. Every job line of the build is a progress step (`progress`); a build exiting non-zero is
 //!    `saveBuildFailed` with the failed targets and the log's tail. Builds are bounded by the
 //!    Lean timeout, cancellable, and their process group is killed on every way out (`lake_run`).
-//! 5. When the build rewrote the module's `.olean` or `.ilean`, Lean is told
-//!    (`Runtime::artifacts_rewritten`), whatever the save then finds: the files on disk
-//!    changed. An up-to-date module tells nothing, so importers are not sent to rebuild for
-//!    nothing.
+//! 5. When a build rewrote the module's `.olean` or `.ilean`, Lean is told
+//!    (`DocumentSet::artifacts_rewritten`) however the build ended — succeeded, failed, timed out
+//!    or cancelled mid-way — and whatever the save then finds: the files on disk changed. An
+//!    up-to-date module tells nothing, so importers are not sent to rebuild for nothing.
 //! 6. The file is read again after the build: a text that is no longer the one Lean checked is
 //!    `contentModified` (`reason: "sourceChangedDuringSave"`), as the artifacts may be of
 //!    another text.
@@ -31,22 +31,24 @@
 //! (`requestCancelled`, `leanTimeout`, `runtimeSetup`).
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
+use super::artifacts::{self, Artifacts};
+use super::layout::Layout;
+use super::output::{BuildLog, report_job};
+use super::run as lake_run;
 use crate::lean::error::{HostError, code};
-use crate::lean::lake::artifacts::{self, Artifacts};
-use crate::lean::lake::layout::Layout;
-use crate::lean::lake::output::BuildLog;
-use crate::lean::lake::run as lake_run;
-use crate::lean::progress;
-use crate::lean::state::HostState;
-use crate::lean::tools::call::LeanCall;
+use crate::lean::progress::Caller;
+use crate::lean::text::file_uri;
+use crate::lean::workspace::config::ConfigStamp;
+use crate::lean::workspace::registry::Registry;
 use crate::lean::workspace::root::WorkspaceRoot;
-use crate::lean::workspace::runtime::{ConfigStamp, Runtime};
+use crate::lean::workspace::runtime::Runtime;
 
 /// The layout last read for a workspace, with the configuration it was read under.
 type Cached = Option<(ConfigStamp, Layout)>;
@@ -73,39 +75,49 @@ pub struct Checkpoint {
     pub artifacts: Artifacts,
 }
 
+/// How this host runs Lake.
+#[derive(Clone, Copy)]
+pub struct Lake<'a> {
+    /// The `lake` executable.
+    pub lake: &'a Path,
+    /// The bound on one command.
+    pub timeout: Duration,
+    /// Where the commands' process groups are tracked (the host's end kills them).
+    pub registry: &'a Registry,
+    /// The workspace.
+    pub root: &'a WorkspaceRoot,
+}
+
 /// Builds the checkpoint of `file`, whose text Lean checked was `text` (see the contract).
 pub async fn write(
-    state: &HostState,
-    call: &LeanCall<'_>,
+    checkpoints: &Checkpoints,
+    lake: Lake<'_>,
     runtime: &Runtime,
     file: &Path,
     text: &str,
     sync: &Value,
+    caller: &Caller<'_>,
 ) -> Result<Checkpoint, HostError> {
-    let path = call.path_argument();
-    let workspace = state.checkpoints.workspace(&call.root);
+    let path = caller.path;
+    let workspace = checkpoints.workspace(lake.root);
     let mut cached = match workspace.try_lock() {
         Ok(cached) => cached,
         Err(_) => {
-            step(call, "waiting for another save in this workspace");
+            caller.step("waiting for another save in this workspace");
             tokio::select! {
                 cached = workspace.lock() => cached,
-                () = call.cancel.cancelled() => return Err(HostError::new(
-                    code::REQUEST_CANCELLED,
+                () = caller.cancel.cancelled() => return Err(HostError::cancelled(
                     "cancelled while waiting for another save in this workspace",
                 )),
             }
         }
     };
-    let stamp = ConfigStamp::read(call.root.path());
+    let stamp = ConfigStamp::read(lake.root.path());
     let layout = match &*cached {
         Some((read_under, layout)) if *read_under == stamp => layout.clone(),
         _ => {
-            step(
-                call,
-                "asking Lake where the workspace's modules are (lake env)",
-            );
-            let layout = read_layout(state, call, sync).await?;
+            caller.step("asking Lake where the workspace's modules are (lake env)");
+            let layout = read_layout(lake, sync, caller).await?;
             *cached = Some((stamp, layout.clone()));
             layout
         }
@@ -117,22 +129,17 @@ pub async fn write(
     } else {
         "unknownToLake"
     };
-    call.ctx.set_status("saving", Some(path));
+    caller.observer.status("saving", Some(path));
     for module in &candidates {
-        let before = artifacts::stamp(dirs, module);
-        let (status, log) = build(state, call, module).await?;
+        let rewritten = Rewritten::watch(runtime, file, dirs, module);
+        let (status, log) = build(lake, module, caller).await?;
         if !status.success() && log.unknown_module() && log.jobs() == 0 {
             continue;
         }
+        // Whatever else the save finds, Lean must know the artifacts on disk changed.
+        drop(rewritten);
         if !status.success() {
             return Err(build_failed(path, module, status.code(), &log, sync));
-        }
-        // Whatever else the save finds, Lean must know the artifacts on disk changed.
-        if artifacts::stamp(dirs, module) != before
-            && let Some(ilean) = artifacts::ilean(dirs, module)
-        {
-            let created = before.get(1).is_none_or(Option::is_none);
-            runtime.artifacts_rewritten(file, &ilean, created).await;
         }
         let now = tokio::fs::read_to_string(file).await.ok();
         if now.as_deref() != Some(text) {
@@ -148,34 +155,63 @@ pub async fn write(
     Err(not_a_module(path, reason, &candidates, &layout, sync))
 }
 
-/// A progress step of the save.
-fn step(call: &LeanCall<'_>, what: &str) {
-    let (tool, path) = (call.ctx.tool(), call.path_argument());
-    call.ctx.progress(format!("{tool} on {path}: {what}"));
+/// Tells Lean of a module's rewritten artifacts when dropped, however the build ended (see the
+/// contract): the check runs in `drop`, which a cancelled call reaches too, and telling Lean
+/// never waits.
+struct Rewritten<'a> {
+    runtime: &'a Runtime,
+    source: String,
+    dirs: &'a [PathBuf],
+    module: &'a str,
+    before: artifacts::Stamp,
+}
+
+impl<'a> Rewritten<'a> {
+    fn watch(runtime: &'a Runtime, file: &Path, dirs: &'a [PathBuf], module: &'a str) -> Self {
+        Rewritten {
+            runtime,
+            source: file_uri(file),
+            dirs,
+            module,
+            before: artifacts::stamp(dirs, module),
+        }
+    }
+}
+
+impl Drop for Rewritten<'_> {
+    fn drop(&mut self) {
+        if artifacts::stamp(self.dirs, self.module) == self.before {
+            return;
+        }
+        if let Some(ilean) = artifacts::ilean(self.dirs, self.module) {
+            let created = self.before.get(1).is_none_or(Option::is_none);
+            let documents = self.runtime.documents();
+            documents.artifacts_rewritten(&self.source, &file_uri(&ilean), created);
+        }
+    }
 }
 
 /// Runs `lake build +<module>`, forwarding its job lines; its status and what it said.
 async fn build(
-    state: &HostState,
-    call: &LeanCall<'_>,
+    lake: Lake<'_>,
     module: &str,
+    caller: &Caller<'_>,
 ) -> Result<(ExitStatus, BuildLog), HostError> {
-    step(
-        call,
-        &format!("lake build +{module} (Lake re-elaborates the module to write its artifacts)"),
-    );
+    caller.step(&format!(
+        "lake build +{module} (Lake re-elaborates the module to write its artifacts)"
+    ));
     let mut log = BuildLog::default();
     let mut reported = 0;
     let status = lake_run::run(
-        &state.options.lake,
-        call.root.path(),
+        lake.lake,
+        lake.root.path(),
         &["build".to_owned(), format!("+{module}")],
-        |killer| state.registry.track(&call.root, killer),
-        &call.cancel,
-        state.options.lean_timeout,
+        |killer| lake.registry.track(lake.root, killer),
+        caller.cancel,
+        lake.timeout,
         |line| {
             log.push(line);
-            progress::build_line(call.ctx, call.path_argument(), line, &mut reported);
+            report_job(caller, line, &mut reported);
         },
     )
     .await?;
@@ -184,19 +220,19 @@ async fn build(
 
 /// Runs `lake env` and reads the layout from it.
 async fn read_layout(
-    state: &HostState,
-    call: &LeanCall<'_>,
+    lake: Lake<'_>,
     sync: &Value,
+    caller: &Caller<'_>,
 ) -> Result<Layout, HostError> {
     let mut output = String::new();
     let mut log = BuildLog::default();
     let status = lake_run::run(
-        &state.options.lake,
-        call.root.path(),
+        lake.lake,
+        lake.root.path(),
         &["env".to_owned()],
-        |killer| state.registry.track(&call.root, killer),
-        &call.cancel,
-        state.options.lean_timeout,
+        |killer| lake.registry.track(lake.root, killer),
+        caller.cancel,
+        lake.timeout,
         |line| {
             log.push(line);
             output.push_str(line);
@@ -213,13 +249,13 @@ async fn read_layout(
             ),
         )
         .with_data(json!({
-            "path": call.path_argument(),
+            "path": caller.path,
             "reason": "lakeEnvFailed",
             "logTail": log.tail(),
             "sync": sync,
         })));
     }
-    Ok(Layout::parse(call.root.path(), &output))
+    Ok(Layout::parse(lake.root.path(), &output))
 }
 
 fn not_a_module(

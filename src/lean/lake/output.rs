@@ -13,8 +13,15 @@
 //!    builds (`CliError.unknownModule`); [`BuildLog::unknown_module`] says whether it was seen.
 //! 4. [`BuildLog`] keeps the last [`TAIL_LINES`] lines (each cut at [`TAIL_LINE_BYTES`]) for
 //!    error reports. The exit status, not any line, says whether the build succeeded.
+//! 5. A checkpoint's job lines are its progress ([`report_job`]; through a pipe Lake prints one
+//!    only for a job that did work or logged something, `lean-stock-speculation.md` §C): the
+//!    first, then one per ten jobs, the last, and every one that warned or failed (a first build
+//!    of a Mathlib-sized project has thousands); the job logs between them are not (they reach
+//!    the result of a failed build).
 
 use std::collections::VecDeque;
+
+use crate::lean::progress::Caller;
 
 /// Lines of build output kept for an error report.
 pub const TAIL_LINES: usize = 60;
@@ -53,6 +60,27 @@ pub fn job_line(line: &str) -> Option<JobLine<'_>> {
         total,
         text,
     })
+}
+
+/// A build's job lines are reported for the first job, then every this many jobs, the last
+/// job, and any job that warned or failed.
+const BUILD_STEP: u64 = 10;
+
+/// Reports one line of a checkpoint's `lake build` (see the contract); `last` is the index of
+/// the last job line reported for this build (0 before any).
+pub fn report_job(caller: &Caller<'_>, line: &str, last: &mut u64) {
+    let Some(job) = job_line(line) else {
+        return;
+    };
+    if job_due(job.icon, job.index, job.total, *last) {
+        *last = job.index.max(1);
+        caller.step(line);
+    }
+}
+
+/// Whether job `index` of `total` is reported, after job `last` was (0: none yet).
+fn job_due(icon: char, index: u64, total: u64, last: u64) -> bool {
+    last == 0 || index >= last + BUILD_STEP || index == total || icon != '✔'
 }
 
 const FAILURES: &str = "Some required targets logged failures:";
@@ -126,6 +154,20 @@ impl BuildLog {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_long_build_reports_its_first_every_tenth_its_last_and_its_troubles() {
+        let mut last = 0;
+        let mut reported = Vec::new();
+        for index in 1..=35u64 {
+            let icon = if index == 17 { '⚠' } else { '✔' };
+            if job_due(icon, index, 35, last) {
+                last = index;
+                reported.push(index);
+            }
+        }
+        assert_eq!(reported, [1, 11, 17, 27, 35]);
+    }
 
     #[test]
     fn job_lines_of_every_kind_are_read() {

@@ -1,4 +1,6 @@
-//! The document mirror: what Lean has been told about each file, and what it has said back.
+//! The mirror: what Lean has been told about each document it has open, and what it has said
+//! back. `set` (the [`DocumentSet`](super::set::DocumentSet)) is the only code that changes what
+//! Lean has open; the mirror applies what Lean reports.
 //!
 //! Contract:
 //! 1. Versions. A document has a *version* (what callers see: one more each time its text on
@@ -7,8 +9,9 @@
 //!    text keeps its version, so closing a document to save Lean's memory, or restarting Lean,
 //!    is invisible to a caller holding it) and an *LSP version* (what Lean sees: above every
 //!    earlier one of the document, one more for each change, reopen or revival of a crashed
-//!    worker). Both only increase, so a late publish for an earlier life is never taken for the
-//!    new one.
+//!    worker). Both only increase. Each is allocated by the [`VersionMemory`] in one step, so two
+//!    runtimes of a workspace that overlap (one retiring, one starting) never give one version
+//!    to two texts.
 //! 2. Notifications are applied in arrival order, as the client's reader delivers them. A
 //!    publish for an LSP version older than the document's is ignored. A publish replaces the
 //!    version's set, unless it says `isIncremental: true`, when it adds to it. Silent diagnostics
@@ -23,15 +26,15 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast;
+use tokio::sync::{Notify, broadcast};
 
+use super::diagnostics::{Diagnostic, Kind};
 use crate::lean::server::lsp::Inbox;
-use crate::lean::session::diagnostics::{Diagnostic, Kind};
-use crate::lean::speculation::twins::is_twin_uri;
+use crate::lean::text::Position;
 
 /// How many live events a slow call may fall behind before it misses some.
 const EVENT_BACKLOG: usize = 1024;
@@ -87,7 +90,7 @@ pub struct DocEvent {
     pub kind: EventKind,
 }
 
-/// One open document.
+/// One document as Lean has it.
 #[derive(Debug, Clone)]
 pub struct Document {
     /// Its URI.
@@ -106,8 +109,6 @@ pub struct Document {
     pub stale: Vec<Diagnostic>,
     /// Progress through the current LSP version.
     pub progress: FileProgress,
-    /// When it was last synced, on the mirror's own clock (for the document budget).
-    last_used: u64,
     /// Identities of the diagnostics already broadcast for this version.
     seen: HashSet<String>,
 }
@@ -120,7 +121,7 @@ pub fn text_hash(text: &str) -> u64 {
 }
 
 /// The last version, LSP version and text hash each document of a workspace had, over every
-/// runtime of that workspace, so a reopen continues after them.
+/// runtime of that workspace: the one place versions are allocated (see the contract).
 #[derive(Debug, Default)]
 pub struct VersionMemory(Mutex<HashMap<Arc<str>, Remembered>>);
 
@@ -132,218 +133,122 @@ struct Remembered {
 }
 
 impl VersionMemory {
-    fn last(&self, uri: &str) -> Remembered {
-        let memory = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        memory.get(uri).copied().unwrap_or_default()
+    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Remembered>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn remember(&self, document: &Document) {
-        let mut memory = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let remembered = Remembered {
-            version: document.version,
-            lsp_version: document.lsp_version,
-            hash: Some(document.hash),
-        };
-        memory.insert(document.uri.clone(), remembered);
+    /// The versions of `uri` given Lean the text of hash `hash` now (an open or a change): the
+    /// last version when that was this text, else the next; the next LSP version.
+    fn text(&self, uri: &Arc<str>, hash: u64) -> (i64, i64) {
+        let mut memory = self.lock();
+        let last = memory.entry(uri.clone()).or_default();
+        if last.hash != Some(hash) {
+            last.version += 1;
+            last.hash = Some(hash);
+        }
+        last.lsp_version += 1;
+        (last.version, last.lsp_version)
+    }
+
+    /// The next LSP version of `uri`, for a revival of the same text.
+    fn bump(&self, uri: &Arc<str>) -> i64 {
+        let mut memory = self.lock();
+        let last = memory.entry(uri.clone()).or_default();
+        last.lsp_version += 1;
+        last.lsp_version
     }
 }
 
-/// The mirror of one runtime.
-#[derive(Debug)]
-pub struct Documents {
-    open: Mutex<HashMap<Arc<str>, Document>>,
-    memory: Arc<VersionMemory>,
-    events: broadcast::Sender<DocEvent>,
-    clock: AtomicU64,
-}
-
-impl Documents {
-    /// An empty mirror whose versions continue those in `memory`.
-    pub fn new(memory: Arc<VersionMemory>) -> Self {
-        Documents {
-            open: Mutex::default(),
-            memory,
-            events: broadcast::channel(EVENT_BACKLOG).0,
-            clock: AtomicU64::new(0),
-        }
-    }
-
-    fn lock(&self) -> MutexGuard<'_, HashMap<Arc<str>, Document>> {
-        self.open.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Live events from now on.
-    pub fn subscribe(&self) -> broadcast::Receiver<DocEvent> {
-        self.events.subscribe()
-    }
-
-    /// The document, if open.
-    pub fn get(&self, uri: &str) -> Option<Document> {
-        self.lock().get(uri).cloned()
-    }
-
-    /// Every open real file (twins aside), in no particular order.
-    pub fn all(&self) -> Vec<Document> {
-        let open = self.lock();
-        open.values()
-            .filter(|d| !is_twin_uri(&d.uri))
-            .cloned()
-            .collect()
-    }
-
-    /// How many documents are open: `(real files, twins)`.
-    pub fn open_counts(&self) -> (usize, usize) {
-        let open = self.lock();
-        let twins = open.keys().filter(|uri| is_twin_uri(uri)).count();
-        (open.len() - twins, twins)
-    }
-
-    /// Marks a document used now.
-    pub fn touch(&self, uri: &str) {
-        if let Some(document) = self.lock().get_mut(uri) {
-            document.last_used = self.clock.fetch_add(1, Ordering::Relaxed);
-        }
-    }
-
-    /// The real files (twins aside) to close so that at most `keep` stay open, least recently
-    /// used first.
-    pub fn over_budget(&self, keep: usize) -> Vec<Arc<str>> {
-        let open = self.lock();
-        let mut real: Vec<(&Arc<str>, u64)> = open
-            .iter()
-            .filter(|(uri, _)| !is_twin_uri(uri))
-            .map(|(uri, d)| (uri, d.last_used))
-            .collect();
-        real.sort_by_key(|(_, used)| *used);
-        let extra = real.len().saturating_sub(keep);
-        real.into_iter()
-            .take(extra)
-            .map(|(uri, _)| uri.clone())
-            .collect()
-    }
-
-    /// Records a `didOpen`; returns the document: the same version as its last life when the
-    /// text is the same, else the next; an LSP version past every earlier one.
-    pub fn opened(&self, uri: Arc<str>, text: Arc<str>) -> Document {
-        let last = self.memory.last(&uri);
+impl Document {
+    /// The document Lean is given `text` of, at the versions `memory` allocates.
+    pub(super) fn given(uri: Arc<str>, text: Arc<str>, memory: &VersionMemory) -> Document {
         let hash = text_hash(&text);
-        let version = if last.hash == Some(hash) {
-            last.version
-        } else {
-            last.version + 1
-        };
-        let document = Document {
-            uri: uri.clone(),
+        let (version, lsp_version) = memory.text(&uri, hash);
+        Document {
+            uri,
             version,
-            lsp_version: (last.lsp_version + 1).max(version),
-            hash,
+            lsp_version,
             text,
+            hash,
             diagnostics: Vec::new(),
             stale: Vec::new(),
             progress: FileProgress::default(),
             seen: HashSet::new(),
-            last_used: self.clock.fetch_add(1, Ordering::Relaxed),
-        };
-        self.memory.remember(&document);
-        self.lock().insert(uri, document.clone());
-        document
-    }
-
-    /// Records a `didChange` to new text; returns the document as it now is.
-    pub fn changed(&self, uri: &str, text: Arc<str>) -> Option<Document> {
-        let mut open = self.lock();
-        let document = open.get_mut(uri)?;
-        document.version += 1;
-        document.lsp_version += 1;
-        document.hash = text_hash(&text);
-        document.text = text;
-        reset_version(document);
-        self.memory.remember(document);
-        Some(document.clone())
-    }
-
-    /// Records a revival (`didChange` with the same text): a new LSP version only.
-    pub fn revived(&self, uri: &str) -> Option<Document> {
-        let mut open = self.lock();
-        let document = open.get_mut(uri)?;
-        document.lsp_version += 1;
-        reset_version(document);
-        self.memory.remember(document);
-        Some(document.clone())
-    }
-
-    /// Records a `didClose`.
-    pub fn closed(&self, uri: &str) -> bool {
-        self.lock().remove(uri).is_some()
-    }
-
-    fn publish(&self, params: &Value) {
-        let Some(uri) = params.get("uri").and_then(Value::as_str) else {
-            return;
-        };
-        let incremental = params.get("isIncremental") == Some(&Value::Bool(true));
-        let mut events = Vec::new();
-        {
-            let mut open = self.lock();
-            let Some(document) = open.get_mut(uri) else {
-                return;
-            };
-            let version = params.get("version").and_then(Value::as_i64);
-            if version.is_some_and(|v| v < document.lsp_version) {
-                return;
-            }
-            if !incremental {
-                document.diagnostics.clear();
-                document.stale.clear();
-            }
-            let published = params.get("diagnostics").and_then(Value::as_array);
-            for raw in published.into_iter().flatten() {
-                let diagnostic = Diagnostic::new(raw.clone());
-                match diagnostic.classify() {
-                    Kind::Silent => {}
-                    Kind::SetupLine => {
-                        events.push(EventKind::SetupLine(diagnostic.message.clone()));
-                    }
-                    Kind::StaleImports => document.stale.push(diagnostic),
-                    Kind::Lean => {
-                        if document.seen.insert(diagnostic.identity()) {
-                            events.push(EventKind::Diagnostic(diagnostic.clone()));
-                        }
-                        document.diagnostics.push(diagnostic);
-                    }
-                }
-            }
-            for kind in events {
-                let _ = self.events.send(DocEvent {
-                    uri: document.uri.clone(),
-                    lsp_version: document.lsp_version,
-                    kind,
-                });
-            }
         }
     }
 
-    fn file_progress(&self, params: &Value) {
-        let document_id = params.get("textDocument");
-        let Some(uri) = document_id
-            .and_then(|d| d.get("uri"))
-            .and_then(Value::as_str)
-        else {
-            return;
-        };
-        let version = document_id
-            .and_then(|d| d.get("version"))
+    /// The same text again under the next LSP version (a revived worker), nothing reported yet.
+    pub(super) fn revived(&self, memory: &VersionMemory) -> Document {
+        Document {
+            lsp_version: memory.bump(&self.uri),
+            diagnostics: Vec::new(),
+            stale: Vec::new(),
+            progress: FileProgress::default(),
+            seen: HashSet::new(),
+            ..self.clone()
+        }
+    }
+
+    /// A document at the given versions, for tests of code that reads documents.
+    #[cfg(test)]
+    pub(crate) fn for_tests(uri: &str, text: &str, version: i64, lsp_version: i64) -> Document {
+        let memory = VersionMemory::default();
+        Document {
+            version,
+            lsp_version,
+            ..Document::given(uri.into(), text.into(), &memory)
+        }
+    }
+
+    /// Whether its worker crashed, so the next use must revive it: a fatal error that no error
+    /// diagnostic or stale-import notice explains (a broken header is fatal too, but reviving
+    /// it would only fail again). Judged when asked, as the explanation may arrive after.
+    pub fn crashed(&self) -> bool {
+        self.progress.fatal
+            && self.stale.is_empty()
+            && !self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// Applies a publish (see the contract); the events it makes.
+    fn publish(&mut self, params: &Value) -> Vec<EventKind> {
+        let version = params.get("version").and_then(Value::as_i64);
+        if version.is_some_and(|v| v < self.lsp_version) {
+            return Vec::new();
+        }
+        if params.get("isIncremental") != Some(&Value::Bool(true)) {
+            self.diagnostics.clear();
+            self.stale.clear();
+        }
+        let mut events = Vec::new();
+        let published = params.get("diagnostics").and_then(Value::as_array);
+        for raw in published.into_iter().flatten() {
+            let diagnostic = Diagnostic::new(raw.clone());
+            match diagnostic.classify() {
+                Kind::Silent => {}
+                Kind::SetupLine => events.push(EventKind::SetupLine(diagnostic.message.clone())),
+                Kind::StaleImports => self.stale.push(diagnostic),
+                Kind::Lean => {
+                    if self.seen.insert(diagnostic.identity()) {
+                        events.push(EventKind::Diagnostic(diagnostic.clone()));
+                    }
+                    self.diagnostics.push(diagnostic);
+                }
+            }
+        }
+        events
+    }
+
+    /// Applies file progress (see the contract); the event it makes.
+    fn file_progress(&mut self, params: &Value) -> Option<EventKind> {
+        let version = params
+            .pointer("/textDocument/version")
             .and_then(Value::as_i64);
-        let mut open = self.lock();
-        let Some(document) = open.get_mut(uri) else {
-            return;
-        };
-        if version.is_some_and(|v| v < document.lsp_version) {
-            return;
+        if version.is_some_and(|v| v < self.lsp_version) {
+            return None;
         }
         let processing = params.get("processing").and_then(Value::as_array);
         let processing = processing.map(Vec::as_slice).unwrap_or_default();
-        let progress = &mut document.progress;
+        let progress = &mut self.progress;
         progress.updates += 1;
         progress.done = processing.is_empty();
         if let Some(first) = processing.first() {
@@ -362,39 +267,144 @@ impl Documents {
         {
             progress.fatal = true;
         }
-        let _ = self.events.send(DocEvent {
-            uri: document.uri.clone(),
-            lsp_version: document.lsp_version,
-            kind: EventKind::Progress(progress.clone()),
-        });
+        Some(EventKind::Progress(progress.clone()))
     }
 }
 
-fn reset_version(document: &mut Document) {
-    document.diagnostics.clear();
-    document.stale.clear();
-    document.seen.clear();
-    document.progress = FileProgress::default();
+/// What a document Lean has open is to the host.
+#[derive(Debug, Clone)]
+pub(super) enum Role {
+    /// A file of the project.
+    Real,
+    /// The hidden twin of a real document (`speculation`).
+    Twin(Twin),
 }
 
-impl Document {
-    /// Whether its worker crashed, so the next use must revive it: a fatal error that no error
-    /// diagnostic or stale-import notice explains (a broken header is fatal too, but reviving
-    /// it would only fail again). Judged when asked, as the explanation may arrive after.
-    pub fn crashed(&self) -> bool {
-        self.progress.fatal
-            && self.stale.is_empty()
-            && !self.diagnostics.iter().any(Diagnostic::is_error)
-    }
+/// A twin document's part.
+#[derive(Debug, Clone)]
+pub(super) struct Twin {
+    /// The real document's URI.
+    pub real: Arc<str>,
+    /// Where it lives on disk, when it is written there.
+    pub written: Option<PathBuf>,
+    /// Where its current probe starts: everything before is the real text.
+    pub probe_start: Position,
 }
 
-impl Inbox for Documents {
-    fn notification(&self, method: &str, params: Value) {
-        match method {
-            "textDocument/publishDiagnostics" => self.publish(&params),
-            "$/lean/fileProgress" => self.file_progress(&params),
-            _ => {}
+/// One document the host holds a place for in Lean: open (it has a `document`), or a place
+/// reserved for a call that is about to open it.
+#[derive(Debug)]
+pub(super) struct Entry {
+    pub role: Role,
+    /// What Lean has, once `didOpen` was sent.
+    pub document: Option<Document>,
+    /// Calls using it (pins of a real document; the one lease of a twin).
+    pub users: usize,
+    /// A close waits for its users: no new ones meanwhile.
+    pub closing: bool,
+    /// When a call last took it, on the set's own clock (for the budget).
+    pub last_used: u64,
+    /// Serializes reading the file and giving Lean its text, so Lean keeps the last text read.
+    pub order: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// Everything the host holds a place for in one Lean.
+#[derive(Debug, Default)]
+pub(super) struct State {
+    pub entries: HashMap<Arc<str>, Entry>,
+    pub clock: u64,
+    /// Twins are written to disk from now on (a Lake that cannot set up a missing file).
+    pub twins_on_disk: bool,
+}
+
+/// The mirror of one runtime: its state, the live events, and where waiting calls are woken.
+#[derive(Debug)]
+pub struct Mirror {
+    state: Mutex<State>,
+    /// Versions over every runtime of the workspace.
+    pub(super) memory: Arc<VersionMemory>,
+    events: broadcast::Sender<DocEvent>,
+    /// Notified whenever a place is given back (a user leaves, a document closes).
+    pub(super) released: Notify,
+}
+
+impl Mirror {
+    /// An empty mirror whose versions continue those in `memory`.
+    pub fn new(memory: Arc<VersionMemory>) -> Mirror {
+        Mirror {
+            state: Mutex::default(),
+            memory,
+            events: broadcast::channel(EVENT_BACKLOG).0,
+            released: Notify::new(),
         }
+    }
+
+    pub(super) fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Live events from now on.
+    pub fn subscribe(&self) -> broadcast::Receiver<DocEvent> {
+        self.events.subscribe()
+    }
+
+    /// The document, if Lean has it open.
+    pub fn get(&self, uri: &str) -> Option<Document> {
+        self.lock().entries.get(uri)?.document.clone()
+    }
+
+    /// Every open real file (twins aside), in no particular order.
+    pub fn real_documents(&self) -> Vec<Document> {
+        let state = self.lock();
+        let real = state
+            .entries
+            .values()
+            .filter(|e| matches!(e.role, Role::Real));
+        real.filter_map(|e| e.document.clone()).collect()
+    }
+
+    /// How many documents Lean has open: `(real files, twins)`.
+    pub fn open_counts(&self) -> (usize, usize) {
+        let state = self.lock();
+        let open = state.entries.values().filter(|e| e.document.is_some());
+        open.fold((0, 0), |(real, twins), e| match e.role {
+            Role::Real => (real + 1, twins),
+            Role::Twin(_) => (real, twins + 1),
+        })
+    }
+
+    fn broadcast(&self, uri: &Arc<str>, lsp_version: i64, kinds: Vec<EventKind>) {
+        for kind in kinds {
+            let _ = self.events.send(DocEvent {
+                uri: uri.clone(),
+                lsp_version,
+                kind,
+            });
+        }
+    }
+}
+
+impl Inbox for Mirror {
+    fn notification(&self, method: &str, params: Value) {
+        let uri = match method {
+            "textDocument/publishDiagnostics" => params.get("uri"),
+            "$/lean/fileProgress" => params.pointer("/textDocument/uri"),
+            _ => return,
+        };
+        let Some(uri) = uri.and_then(Value::as_str) else {
+            return;
+        };
+        let mut state = self.lock();
+        let Some(document) = state.entries.get_mut(uri).and_then(|e| e.document.as_mut()) else {
+            return;
+        };
+        let events = match method {
+            "textDocument/publishDiagnostics" => document.publish(&params),
+            _ => document.file_progress(&params).into_iter().collect(),
+        };
+        // Sent under the lock, so events of one document reach listeners in the order applied.
+        let (uri, lsp_version) = (document.uri.clone(), document.lsp_version);
+        self.broadcast(&uri, lsp_version, events);
     }
 }
 
@@ -404,13 +414,16 @@ mod tests {
 
     const URI: &str = "file:///p/A.lean";
 
-    fn open() -> Documents {
-        let documents = Documents::new(Arc::default());
-        documents.opened(URI.into(), "def a := 1\n".into());
-        documents
+    fn document(memory: &VersionMemory, text: &str) -> Document {
+        Document::given(URI.into(), text.into(), memory)
     }
 
-    fn publish(documents: &Documents, version: i64, incremental: Option<bool>, messages: &[&str]) {
+    fn publish(
+        document: &mut Document,
+        version: i64,
+        incremental: Option<bool>,
+        messages: &[&str],
+    ) {
         let diagnostics: Vec<Value> = messages
             .iter()
             .map(|m| json!({"severity": 1, "source": "Lean 4", "message": m,
@@ -420,11 +433,10 @@ mod tests {
         if let Some(incremental) = incremental {
             params["isIncremental"] = json!(incremental);
         }
-        documents.notification("textDocument/publishDiagnostics", params);
+        document.publish(&params);
     }
 
-    fn messages(documents: &Documents) -> Vec<String> {
-        let document = documents.get(URI).unwrap();
+    fn messages(document: &Document) -> Vec<String> {
         document
             .diagnostics
             .iter()
@@ -434,110 +446,117 @@ mod tests {
 
     #[test]
     fn publishes_replace_unless_incremental() {
-        let documents = open();
-        publish(&documents, 1, None, &["a"]);
-        publish(&documents, 1, None, &["a", "b"]);
-        assert_eq!(messages(&documents), ["a", "b"]);
-        publish(&documents, 1, Some(false), &["c"]);
-        publish(&documents, 1, Some(true), &["d"]);
-        assert_eq!(messages(&documents), ["c", "d"]);
+        let memory = VersionMemory::default();
+        let mut document = document(&memory, "def a := 1\n");
+        publish(&mut document, 1, None, &["a"]);
+        publish(&mut document, 1, None, &["a", "b"]);
+        assert_eq!(messages(&document), ["a", "b"]);
+        publish(&mut document, 1, Some(false), &["c"]);
+        publish(&mut document, 1, Some(true), &["d"]);
+        assert_eq!(messages(&document), ["c", "d"]);
+        publish(&mut document, 0, None, &["older"]);
+        assert_eq!(
+            messages(&document),
+            ["c", "d"],
+            "an older version is ignored"
+        );
     }
 
     #[test]
-    fn older_versions_are_ignored_and_versions_only_increase() {
-        let documents = open();
-        let changed = documents.changed(URI, "def a := 2\n".into()).unwrap();
+    fn versions_only_increase_and_the_same_text_keeps_its_version() {
+        let memory = VersionMemory::default();
+        let first = document(&memory, "a");
+        assert_eq!((first.version, first.lsp_version), (1, 1));
+        let changed = document(&memory, "b");
         assert_eq!((changed.version, changed.lsp_version), (2, 2));
-        publish(&documents, 1, None, &["stale"]);
-        assert!(messages(&documents).is_empty());
-        let revived = documents.revived(URI).unwrap();
+        let revived = changed.revived(&memory);
         assert_eq!((revived.version, revived.lsp_version), (2, 3));
-        let changed = documents.changed(URI, "def a := 3\n".into()).unwrap();
-        assert_eq!((changed.version, changed.lsp_version), (3, 4));
-        assert!(documents.closed(URI));
-        let same = documents.opened(URI.into(), "def a := 3\n".into());
+        let reopened = document(&memory, "b");
         assert_eq!(
-            (same.version, same.lsp_version),
-            (3, 5),
+            (reopened.version, reopened.lsp_version),
+            (2, 4),
             "the same text keeps its version; Lean's stays above the last life's"
         );
-        publish(&documents, 4, None, &["from the earlier life"]);
-        assert!(messages(&documents).is_empty());
-        assert!(documents.closed(URI));
-        let other = documents.opened(URI.into(), "x".into());
+        let other = document(&memory, "a");
         assert_eq!(
             (other.version, other.lsp_version),
-            (4, 6),
+            (3, 5),
             "other text, the next"
         );
     }
 
     #[test]
-    fn a_new_mirror_over_the_same_memory_continues_the_versions() {
+    fn two_runtimes_sharing_a_memory_never_give_one_version_to_two_texts() {
         let memory = Arc::new(VersionMemory::default());
-        let first = Documents::new(memory.clone());
-        first.opened(URI.into(), "a".into());
-        first.changed(URI, "b".into());
-        let restarted = Documents::new(memory);
-        let reopened = restarted.opened(URI.into(), "b".into());
-        assert_eq!((reopened.version, reopened.lsp_version), (2, 3));
-        restarted.closed(URI);
-        let changed = restarted.opened(URI.into(), "c".into());
-        assert_eq!((changed.version, changed.lsp_version), (3, 4));
+        let threads: Vec<_> = (0..8)
+            .map(|n| {
+                let memory = memory.clone();
+                std::thread::spawn(move || {
+                    (0..500)
+                        .map(|i| {
+                            let text = format!("text {} {}", n % 2, i % 3);
+                            let given = Document::given(URI.into(), text.as_str().into(), &memory);
+                            (given.version, given.lsp_version, text)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        let mut named: HashMap<i64, String> = HashMap::new();
+        let mut lsp_versions = HashSet::new();
+        for thread in threads {
+            for (version, lsp_version, text) in thread.join().unwrap() {
+                let previous = named.insert(version, text.clone());
+                assert!(
+                    previous.is_none_or(|p| p == text),
+                    "version {version} names two texts"
+                );
+                assert!(
+                    lsp_versions.insert(lsp_version),
+                    "LSP version {lsp_version} given twice"
+                );
+            }
+        }
     }
 
     #[test]
     fn progress_counts_and_a_fatal_range_marks_a_crash() {
-        let documents = open();
-        let mut events = documents.subscribe();
+        let memory = VersionMemory::default();
+        let mut document = document(&memory, "def a := 1\n");
         let range =
             json!({"start": {"line": 4, "character": 0}, "end": {"line": 9, "character": 0}});
-        for (processing, kind) in [(json!([{"range": range, "kind": 1}]), 1), (json!([]), 0)] {
-            documents.notification(
-                "$/lean/fileProgress",
-                json!({"textDocument": {"uri": URI, "version": 1}, "processing": processing}),
+        for processing in [json!([{"range": range, "kind": 1}]), json!([])] {
+            document.file_progress(
+                &json!({"textDocument": {"uri": URI, "version": 1}, "processing": processing}),
             );
-            let _ = kind;
         }
-        let document = documents.get(URI).unwrap();
         assert_eq!(
             document.progress.to_json(),
             json!({"updates": 2, "done": true, "range_start_line": 5, "range_end_line": 10})
         );
         assert!(!document.crashed());
-        assert!(matches!(
-            events.try_recv().unwrap().kind,
-            EventKind::Progress(_)
-        ));
-        documents.notification(
-            "$/lean/fileProgress",
-            json!({"textDocument": {"uri": URI, "version": 1}, "processing": [{"range": range, "kind": 2}]}),
+        document.file_progress(
+            &json!({"textDocument": {"uri": URI, "version": 1}, "processing": [{"range": range, "kind": 2}]}),
         );
-        assert!(documents.get(URI).unwrap().crashed());
-        publish(&documents, 1, None, &["unknown module prefix 'Missing'"]);
-        assert!(
-            !documents.get(URI).unwrap().crashed(),
-            "a fatal header error is not a crash"
-        );
+        assert!(document.crashed());
+        publish(&mut document, 1, None, &["unknown module prefix 'Missing'"]);
+        assert!(!document.crashed(), "a fatal header error is not a crash");
     }
 
     #[test]
     fn setup_lines_and_silent_ones_are_not_stored() {
-        let documents = open();
-        let mut events = documents.subscribe();
-        documents.notification(
-            "textDocument/publishDiagnostics",
-            json!({"uri": URI, "version": 1, "diagnostics": [
-                {"severity": 3, "message": "✔ [1/2] Built Dep",
-                 "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}},
-                {"severity": 3, "isSilent": true, "message": "Goals accomplished!",
-                 "range": {"start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 1}}}
-            ]}),
-        );
-        assert!(messages(&documents).is_empty());
+        let memory = VersionMemory::default();
+        let mut document = document(&memory, "x");
+        let events = document.publish(&json!({"uri": URI, "version": 1, "diagnostics": [
+            {"severity": 3, "message": "✔ [1/2] Built Dep",
+             "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}},
+            {"severity": 3, "isSilent": true, "message": "Goals accomplished!",
+             "range": {"start": {"line": 3, "character": 0}, "end": {"line": 3, "character": 1}}}
+        ]}));
+        assert!(messages(&document).is_empty());
         assert!(matches!(
-            events.try_recv().unwrap().kind,
-            EventKind::SetupLine(line) if line == "✔ [1/2] Built Dep"
+            &events[..],
+            [EventKind::SetupLine(line)] if line == "✔ [1/2] Built Dep"
         ));
     }
 }

@@ -1,4 +1,15 @@
-//! What Lean has open: the document mirror and Lean's diagnostics of each version.
+//! What Lean has open: the [`DocumentSet`] (the only code that opens, changes and closes
+//! documents in Lean, with the pins and leases of the calls using them), the mirror of what Lean
+//! has and has said (`mirror`, `diagnostics`), and the ways a call waits on a document: the
+//! diagnostics barrier (`barrier`), one request (`ask`), the goals at a position (`goals`),
+//! reported on as it goes (`report`).
 
+pub mod ask;
+pub mod barrier;
 pub mod diagnostics;
+pub mod goals;
 pub mod mirror;
+pub mod report;
+pub mod set;
+
+pub use set::{DocumentSet, Limits, Pin, Placement, Synced, TwinLease};

@@ -17,7 +17,9 @@
 //!    `contentModified`, since a fresh run at the current version is the remedy. Every error's
 //!    data has `reason` and says what to do.
 //! 3. The book remembers the state of at most [`BOOK_CAPACITY`] handles, forgetting the oldest.
-//!    `release` and a linear run mark a handle; a second release or consume is an error too.
+//!    [`HandleBook::release`] and [`HandleBook::spend`] (a linear run) mark a handle in the same
+//!    step as they check it, so of two racing for one handle exactly one succeeds; a second
+//!    release or spend is an error too.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -160,6 +162,25 @@ impl HandleBook {
 
     /// Verifies a handle against what the call expects (see the contract).
     pub fn check(&self, handle: &Value, expected: Expected<'_>) -> Result<Handle, HostError> {
+        self.verify(handle, expected, None)
+    }
+
+    /// Verifies a handle and marks it consumed, in one step (a linear run).
+    pub fn spend(&self, handle: &Value, expected: Expected<'_>) -> Result<Handle, HostError> {
+        self.verify(handle, expected, Some(Mark::Consumed))
+    }
+
+    /// Verifies a handle and marks it released, in one step.
+    pub fn release(&self, handle: &Value, expected: Expected<'_>) -> Result<Handle, HostError> {
+        self.verify(handle, expected, Some(Mark::Released))
+    }
+
+    fn verify(
+        &self,
+        handle: &Value,
+        expected: Expected<'_>,
+        then: Option<Mark>,
+    ) -> Result<Handle, HostError> {
         let payload = self.authentic(handle)?;
         let state = &payload.state;
         if state.workspace != expected.workspace {
@@ -181,7 +202,8 @@ impl HandleBook {
                 ),
             ));
         }
-        match self.book().marks.get(&payload.id) {
+        let mut book = self.book();
+        match book.marks.get(&payload.id) {
             Some(Mark::Live) => {}
             Some(Mark::Released) => {
                 return Err(invalid(
@@ -228,6 +250,9 @@ impl HandleBook {
                 "currentVersion": current,
             })));
         }
+        if let Some(mark) = then {
+            book.marks.insert(payload.id, mark);
+        }
         Ok(Handle {
             id: payload.id,
             state: payload.state,
@@ -266,22 +291,6 @@ impl HandleBook {
         let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| forged())?;
         self.mac(payload).verify_slice(&tag).map_err(|_| forged())?;
         Ok(decoded)
-    }
-
-    /// Marks a (checked, live) handle released.
-    pub fn release(&self, handle: &Handle) {
-        self.mark(handle, Mark::Released);
-    }
-
-    /// Marks a handle consumed by a linear run.
-    pub fn consume(&self, handle: &Handle) {
-        self.mark(handle, Mark::Consumed);
-    }
-
-    fn mark(&self, handle: &Handle, mark: Mark) {
-        if let Some(m) = self.book().marks.get_mut(&handle.id) {
-            *m = mark;
-        }
     }
 }
 
@@ -339,7 +348,7 @@ mod tests {
         let handle = book.mint(state());
         let checked = book.check(&handle, expected()).unwrap();
         assert_eq!(checked.state, state());
-        book.release(&checked);
+        book.release(&handle, expected()).unwrap();
         assert_eq!(
             reason(book.check(&handle, expected())),
             ("invalidParams".into(), "handleReleased".into())
@@ -385,9 +394,9 @@ mod tests {
             reason(other.check(&handle, expected())).1,
             "handleForeignProcess"
         );
-        let checked = book.check(&handle, expected()).unwrap();
-        book.consume(&checked);
+        book.spend(&handle, expected()).unwrap();
         assert_eq!(reason(book.check(&handle, expected())).1, "handleConsumed");
+        assert_eq!(reason(book.spend(&handle, expected())).1, "handleConsumed");
     }
 
     #[test]

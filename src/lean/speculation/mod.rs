@@ -1,7 +1,9 @@
-//! Speculative runs: hidden twin documents, the text of a probe and what its result keeps,
-//! proof handles, and where Lean said positions are in a proof.
+//! Speculative runs: hidden twin documents (`twins`: where they live, what a client may see of
+//! them), the text of a probe and what its result keeps (`probe`), one run (`run`), proof
+//! handles (`handles`), and where Lean said positions are in a proof (`modes`).
 
 pub mod handles;
 pub mod modes;
 pub mod probe;
+pub mod run;
 pub mod twins;

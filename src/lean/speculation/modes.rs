@@ -9,7 +9,8 @@
 //!    reused for other text; remembering one forgets the older versions of that document.
 //! 2. Only answers are remembered: a query that failed or was cancelled is asked again.
 //! 3. Bounded: at most [`CAPACITY`] answers; when full, all are forgotten (the next run asks
-//!    again). One memory per runtime, so a restarted Lean starts with none.
+//!    again). One memory for the host: LSP versions continue across a workspace's runtimes and
+//!    URIs differ across workspaces, so a key never names two texts.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

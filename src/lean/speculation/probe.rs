@@ -20,6 +20,7 @@
 use serde_json::{Value, json};
 
 use crate::lean::session::diagnostics::Diagnostic;
+use crate::lean::text::{Position, position_at};
 
 /// The message of a refused multi-command text starts with this.
 pub const ONE_COMMAND_ONLY: &str = "runAtSupportsOneCommandOnly";
@@ -29,11 +30,11 @@ pub const ONE_COMMAND_ONLY: &str = "runAtSupportsOneCommandOnly";
 pub struct TwinText {
     /// The whole text.
     pub text: String,
-    /// The probe's first character, as an LSP position.
-    pub start: (u32, u32),
+    /// The probe's first character.
+    pub start: Position,
     /// Where to ask for the goals after the probe (tactic mode): the end of the text, which is
     /// the probe's trailing whitespace, at the block's column.
-    pub end: (u32, u32),
+    pub end: Position,
 }
 
 /// Builds the twin text for `steps` run at byte `anchor` of `real` (see the contract).
@@ -123,34 +124,6 @@ fn ends_with_by(before: &str) -> bool {
         .is_some_and(|head| head.is_empty() || head.ends_with(char::is_whitespace))
 }
 
-/// The LSP position (UTF-16) of byte `offset` of `text`.
-pub fn position_at(text: &str, offset: usize) -> (u32, u32) {
-    let head = &text[..offset];
-    let line = head.matches('\n').count();
-    let line_start = head.rfind('\n').map_or(0, |i| i + 1);
-    let character = head[line_start..].encode_utf16().count();
-    (line as u32, character as u32)
-}
-
-/// The byte offset of an LSP position already checked to lie inside `text`.
-pub fn offset_of(text: &str, line: u32, character: u32) -> usize {
-    let mut start = 0;
-    for _ in 0..line {
-        match text[start..].find('\n') {
-            Some(i) => start += i + 1,
-            None => return text.len(),
-        }
-    }
-    let mut units = 0;
-    for (i, c) in text[start..].char_indices() {
-        if units >= character as usize || c == '\n' {
-            return start + i;
-        }
-        units += c.len_utf16();
-    }
-    text.len()
-}
-
 /// In command mode, the line numbers (0-based, in `text`) of every top-level command after the
 /// first, if there are any: the text is then refused (see the contract).
 pub fn extra_commands(text: &str) -> Vec<usize> {
@@ -197,7 +170,7 @@ pub fn one_command_message(extra: &[usize]) -> String {
 
 /// The run's result fields from the twin's diagnostics (see the contract): `(success,
 /// messages, traces)`.
-pub fn outcome(diagnostics: &[Diagnostic], start: (u32, u32)) -> (bool, Vec<Value>, Vec<String>) {
+pub fn outcome(diagnostics: &[Diagnostic], start: Position) -> (bool, Vec<Value>, Vec<String>) {
     let mut messages = Vec::new();
     let mut traces = Vec::new();
     let mut success = true;
@@ -206,7 +179,7 @@ pub fn outcome(diagnostics: &[Diagnostic], start: (u32, u32)) -> (bool, Vec<Valu
             let value = diagnostic.raw.pointer(&format!("/range/start/{field}"));
             value.and_then(Value::as_u64).unwrap_or(0) as u32
         };
-        if (at("line"), at("character")) < start {
+        if Position::new(at("line"), at("character")) < start {
             continue;
         }
         let severity = match diagnostic.severity {
@@ -242,6 +215,7 @@ fn is_trace(message: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lean::text::offset_of;
 
     fn steps(texts: &[&str]) -> Vec<String> {
         texts.iter().map(|s| (*s).to_owned()).collect()
@@ -252,13 +226,16 @@ mod tests {
 
     #[test]
     fn a_tactic_probe_replaces_what_follows_the_anchor() {
-        let anchor = offset_of(PROOF, 2, 2);
+        let anchor = offset_of(PROOF, Position::new(2, 2));
         let twin = twin_text(PROOF, anchor, &steps(&["exact h"]), true);
         assert_eq!(
             twin.text,
             "theorem t (p : Prop) (h : p) : p := by\n  intro\n  exact h\n  "
         );
-        assert_eq!((twin.start, twin.end), ((2, 2), (3, 2)));
+        assert_eq!(
+            (twin.start, twin.end),
+            (Position::new(2, 2), Position::new(3, 2))
+        );
         assert!(
             twin.text.starts_with(&PROOF[..anchor]),
             "the prefix is byte-identical"
@@ -267,7 +244,7 @@ mod tests {
 
     #[test]
     fn later_lines_and_later_steps_stay_in_the_block() {
-        let anchor = offset_of(PROOF, 1, 2);
+        let anchor = offset_of(PROOF, Position::new(1, 2));
         let twin = twin_text(
             PROOF,
             anchor,
@@ -278,7 +255,7 @@ mod tests {
             twin.text,
             "theorem t (p : Prop) (h : p) : p := by\n  constructor\n    · exact h\n  rfl\n  "
         );
-        assert_eq!(twin.end, (4, 2));
+        assert_eq!(twin.end, Position::new(4, 2));
     }
 
     #[test]
@@ -296,16 +273,7 @@ mod tests {
         );
         let command = twin_text("def a := 1", 10, &steps(&["#check a"]), false);
         assert_eq!(command.text, "def a := 1\n#check a\n");
-        assert_eq!(command.start, (1, 0));
-    }
-
-    #[test]
-    fn positions_are_utf16() {
-        let text = "def 𝓝 := 1\nx";
-        assert_eq!(position_at(text, text.find(':').unwrap()), (0, 7));
-        assert_eq!(offset_of(text, 0, 7), text.find(':').unwrap());
-        assert_eq!(offset_of(text, 1, 1), text.len());
-        assert_eq!(offset_of(text, 0, 99), text.find('\n').unwrap());
+        assert_eq!(command.start, Position::new(1, 0));
     }
 
     #[test]
@@ -331,7 +299,7 @@ mod tests {
             at(2, "Try this: simp", 3),
             at(3, "unused variable", 2),
         ];
-        let (success, messages, traces) = outcome(&diagnostics, (2, 0));
+        let (success, messages, traces) = outcome(&diagnostics, Position::new(2, 0));
         assert!(success);
         assert_eq!(traces, ["[Meta.synthInstance] ✅️ Nat"]);
         assert_eq!(
@@ -341,6 +309,6 @@ mod tests {
                 json!({"severity": "warning", "text": "unused variable"})
             ]
         );
-        assert!(!outcome(&[at(2, "type mismatch", 1)], (2, 0)).0);
+        assert!(!outcome(&[at(2, "type mismatch", 1)], Position::new(2, 0)).0);
     }
 }

@@ -1,33 +1,30 @@
 //! Hidden twin documents: where speculative runs happen, in the same `lake serve`, never in the
-//! user's document and never as a source file of the project.
+//! user's document and never as a source file of the project. This file says where a twin lives
+//! and what of it a client may see; the set (`session/set.rs`) owns twins that are open.
 //!
 //! Contract:
 //! 1. A real file's twin is `<dir>/<stem>.beam-twin.lean`, a sibling (file-relative paths keep
 //!    working) that is never written to disk: Lean takes a document's text from the client, and
 //!    Lake sets a missing file up as outside every library. A Lake that cannot set up a missing
-//!    file (its header error names `lake setup-file`) switches the runtime to twins written
-//!    under `<root>/.lake/beam/twins/<relative path>`, the build directory, for good; so does a
-//!    sibling name that exists on disk.
-//! 2. A runtime keeps at most `capacity` twins open (least recently used first out). A twin is
-//!    leased for one run at a time (concurrent runs on one file queue; runs on different files
-//!    do not), and only a twin nobody holds is closed to make room, so a burst of runs on many
-//!    files may exceed the bound until they end.
-//! 3. A twin's URI never leaks into a result. Lean indexes a twin's declarations like any
+//!    file switches the runtime to twins written under `<root>/.lake/beam/twins/<relative
+//!    path>`, the build directory, for good (`session`); so does a sibling name that exists on
+//!    disk ([`placement`]).
+//! 2. A twin's URI never leaks into a result. Lean indexes a twin's declarations like any
 //!    file's, so references, definitions and symbols may point into one: since a twin is the
 //!    real text up to its probe, a location before the probe is the real file's, and is mapped
-//!    to it ([`TwinPool::real_location`]); any other twin location is dropped ([`is_twin_uri`]
-//!    recognises one even after its twin is gone). A twin's edits (code actions) cannot be
-//!    mapped onto the real file, whose text goes on after the probe: [`drop_twin_edits`] drops
-//!    them.
+//!    to it ([`shown_location`]); any other twin location is dropped ([`is_twin_uri`] recognises
+//!    one even after its twin is gone). A twin's edits (code actions) cannot be mapped onto the
+//!    real file, whose text goes on after the probe: [`for_client`] drops them, and an action
+//!    that concerns only twins.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use serde_json::Value;
-use std::sync::{Arc, Mutex};
+use serde_json::{Value, json};
 
-use tokio::sync::{Mutex as AsyncMutex, OwnedMutexGuard};
-
-use crate::lean::workspace::runtime::file_uri;
+use crate::lean::session::mirror::Document;
+use crate::lean::session::{DocumentSet, Placement};
+use crate::lean::text::{Position, file_uri};
 
 const SIBLING_SUFFIX: &str = ".beam-twin.lean";
 const FALLBACK_DIR: &str = ".lake/beam/twins";
@@ -42,8 +39,53 @@ pub fn is_setup_failure(message: &str) -> bool {
     message.starts_with("`lake setup-file ") && message.contains("failed")
 }
 
-/// Removes every change to a twin from `edit` (see the contract); how many were removed.
-pub fn drop_twin_edits(edit: &mut Value) -> usize {
+/// Where the twin of the real file at `path`, in the workspace at `root`, lives (see the
+/// contract); `on_disk` when the runtime's twins are written to disk.
+pub fn placement(root: &Path, path: &Path, on_disk: bool) -> Placement {
+    let sibling = sibling_of(path);
+    let (twin, written) = if on_disk || sibling.exists() {
+        let under = root.join(FALLBACK_DIR).join(relative(root, path));
+        (under.clone(), Some(under))
+    } else {
+        (sibling, None)
+    };
+    Placement {
+        uri: file_uri(&twin).into(),
+        written,
+    }
+}
+
+/// The URI to show for a location Lean gave at `uri` ending at `end`: its own, the real file's
+/// for a twin's location before the probe, or `None` to drop it (see the contract).
+pub fn shown_location(set: &DocumentSet, uri: &str, end: Position) -> Option<Arc<str>> {
+    match set.twin_location(uri, end) {
+        Some(real) => real,
+        None if is_twin_uri(uri) => None,
+        None => Some(uri.into()),
+    }
+}
+
+/// The action as a client may see it, or `None` when it concerns only hidden twin documents
+/// (see the contract): every edit of a twin is removed, and a versioned edit of `document` at
+/// the LSP version Lean has carries the version callers know (Beam's) instead (they differ once
+/// a crashed worker has been revived). `data` is untouched: Lean must get it back unchanged.
+pub fn for_client(mut action: Value, document: &Document) -> Option<Value> {
+    let owner = action.pointer("/data/params/textDocument/uri");
+    if owner.and_then(Value::as_str).is_some_and(is_twin_uri) {
+        return None;
+    }
+    if let Some(edit) = action.get_mut("edit") {
+        let changes = change_count(edit);
+        if changes > 0 && drop_twin_edits(edit) == changes {
+            return None;
+        }
+        callers_versions(edit, document);
+    }
+    Some(action)
+}
+
+/// Removes every change to a twin from `edit`; how many were removed.
+fn drop_twin_edits(edit: &mut Value) -> usize {
     let mut dropped = 0;
     if let Some(Value::Object(changes)) = edit.get_mut("changes") {
         let before = changes.len();
@@ -72,140 +114,32 @@ fn touches_twin(change: &Value) -> bool {
         .any(is_twin_uri)
 }
 
-/// One twin document.
-#[derive(Debug)]
-pub struct TwinDocument {
-    /// The real file's URI.
-    pub real_uri: Arc<str>,
-    /// The twin's URI.
-    pub uri: Arc<str>,
-    /// Where it lives on disk, when it is written there (the fallback).
-    pub written: Option<PathBuf>,
-    runs: Arc<AsyncMutex<()>>,
-    /// Where its current probe starts: everything before is the real text.
-    probe_start: Mutex<(u32, u32)>,
+fn change_count(edit: &Value) -> usize {
+    let changes = edit
+        .get("changes")
+        .and_then(Value::as_object)
+        .map_or(0, |c| c.len());
+    let document_changes = edit
+        .get("documentChanges")
+        .and_then(Value::as_array)
+        .map_or(0, Vec::len);
+    changes + document_changes
 }
 
-impl TwinDocument {
-    /// Holds the twin for one run.
-    pub async fn lease(&self) -> OwnedMutexGuard<()> {
-        self.runs.clone().lock_owned().await
-    }
-
-    fn idle(&self) -> bool {
-        self.runs.try_lock().is_ok()
-    }
-
-    /// Records where the probe of the text Lean is given starts (call while holding a lease).
-    pub fn set_probe_start(&self, start: (u32, u32)) {
-        *self.probe_start.lock().unwrap_or_else(|p| p.into_inner()) = start;
-    }
-}
-
-/// The twins of one runtime.
-#[derive(Debug)]
-pub struct TwinPool {
-    root: PathBuf,
-    capacity: usize,
-    state: Mutex<PoolState>,
-}
-
-#[derive(Debug, Default)]
-struct PoolState {
-    /// Twins written to disk from now on.
-    on_disk: bool,
-    /// Most recently used last.
-    twins: Vec<Arc<TwinDocument>>,
-}
-
-impl TwinPool {
-    /// An empty pool for the workspace at `root`.
-    pub fn new(root: &Path, capacity: usize) -> Self {
-        TwinPool {
-            root: root.to_path_buf(),
-            capacity: capacity.max(1),
-            state: Mutex::default(),
-        }
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, PoolState> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// The twin of the real file at `path` (made if needed), and the idle twins it displaced,
-    /// which the caller closes.
-    pub fn twin_of(&self, path: &Path) -> (Arc<TwinDocument>, Vec<Arc<TwinDocument>>) {
-        let real_uri: Arc<str> = file_uri(path).into();
-        let mut state = self.lock();
-        let found = state.twins.iter().position(|t| t.real_uri == real_uri);
-        let twin = match found {
-            Some(i) => state.twins.remove(i),
-            None => Arc::new(self.make(&state, path, real_uri)),
+fn callers_versions(edit: &mut Value, document: &Document) {
+    let Some(Value::Array(changes)) = edit.get_mut("documentChanges") else {
+        return;
+    };
+    for change in changes {
+        let Some(text_document) = change.get_mut("textDocument") else {
+            continue;
         };
-        state.twins.push(twin.clone());
-        let mut displaced = Vec::new();
-        while state.twins.len() > self.capacity {
-            let Some(i) = state.twins.iter().position(|t| t.idle()) else {
-                break;
-            };
-            displaced.push(state.twins.remove(i));
+        let ours = text_document.get("uri").and_then(Value::as_str) == Some(&*document.uri);
+        let at_lean_version =
+            text_document.get("version").and_then(Value::as_i64) == Some(document.lsp_version);
+        if ours && at_lean_version {
+            text_document["version"] = json!(document.version);
         }
-        (twin, displaced)
-    }
-
-    fn make(&self, state: &PoolState, path: &Path, real_uri: Arc<str>) -> TwinDocument {
-        let sibling = sibling_of(path);
-        let (twin_path, written) = if state.on_disk || sibling.exists() {
-            let under = self
-                .root
-                .join(FALLBACK_DIR)
-                .join(relative(&self.root, path));
-            (under.clone(), Some(under))
-        } else {
-            (sibling, None)
-        };
-        TwinDocument {
-            real_uri,
-            uri: file_uri(&twin_path).into(),
-            written,
-            runs: Arc::default(),
-            probe_start: Mutex::new((0, 0)),
-        }
-    }
-
-    /// Switches to twins on disk (see the contract) and forgets `failed`, which the caller
-    /// closes; the next [`TwinPool::twin_of`] makes the new twin.
-    pub fn fall_back_to_disk(&self, failed: &Arc<TwinDocument>) {
-        let mut state = self.lock();
-        state.on_disk = true;
-        state.twins.retain(|t| !Arc::ptr_eq(t, failed));
-    }
-
-    /// Forgets the twin of `real_uri` (its real document closed); the caller closes it.
-    pub fn remove(&self, real_uri: &str) -> Option<Arc<TwinDocument>> {
-        let mut state = self.lock();
-        let i = state.twins.iter().position(|t| &*t.real_uri == real_uri)?;
-        Some(state.twins.remove(i))
-    }
-
-    /// For a location at `uri` ending at `end` (an LSP position): `None` when `uri` is not a
-    /// twin's; else the real file's URI when the location lies before the twin's probe, or
-    /// `Some(None)` when it must be dropped (see the contract).
-    pub fn real_location(&self, uri: &str, end: (u32, u32)) -> Option<Option<Arc<str>>> {
-        if !is_twin_uri(uri) {
-            return None;
-        }
-        let state = self.lock();
-        let twin = state.twins.iter().find(|t| &*t.uri == uri);
-        Some(twin.and_then(|t| {
-            let probe = *t.probe_start.lock().unwrap_or_else(|p| p.into_inner());
-            (end <= probe).then(|| t.real_uri.clone())
-        }))
-    }
-
-    /// Every twin, for the runtime's end.
-    pub fn drain(&self) -> Vec<Arc<TwinDocument>> {
-        std::mem::take(&mut self.lock().twins)
     }
 }
 
@@ -227,91 +161,75 @@ fn relative(root: &Path, path: &Path) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+
+    const URI: &str = "file:///p/A.lean";
+    const TWIN: &str = "file:///p/A.beam-twin.lean";
 
     #[test]
-    fn twins_are_siblings_recognised_everywhere() {
-        let pool = TwinPool::new(Path::new("/w"), 2);
-        let (twin, displaced) = pool.twin_of(Path::new("/w/A/B.lean"));
-        assert_eq!(&*twin.uri, "file:///w/A/B.beam-twin.lean");
-        assert!(displaced.is_empty() && twin.written.is_none());
-        assert!(is_twin_uri(&twin.uri));
-        assert!(is_twin_uri("file:///w/.lake/beam/twins/A/B.lean"));
-        assert!(!is_twin_uri("file:///w/A/B.lean"));
-        twin.set_probe_start((10, 2));
-        let real = pool.real_location(&twin.uri, (4, 7));
-        assert_eq!(real.flatten().as_deref(), Some("file:///w/A/B.lean"));
+    fn twins_are_siblings_or_under_the_build_directory_and_recognised_everywhere() {
+        let sibling = placement(Path::new("/w"), Path::new("/w/A/B.lean"), false);
+        assert_eq!(&*sibling.uri, "file:///w/A/B.beam-twin.lean");
+        assert_eq!(sibling.written, None);
+        let on_disk = placement(Path::new("/w"), Path::new("/w/A/B.lean"), true);
+        assert_eq!(&*on_disk.uri, "file:///w/.lake/beam/twins/A/B.lean");
         assert_eq!(
-            pool.real_location(&twin.uri, (10, 5)),
-            Some(None),
-            "in the probe"
-        );
-        assert_eq!(
-            pool.real_location("file:///w/A/C.beam-twin.lean", (0, 0)),
-            Some(None)
-        );
-        assert_eq!(pool.real_location("file:///w/A/B.lean", (0, 0)), None);
-    }
-
-    #[tokio::test]
-    async fn the_least_recently_used_idle_twin_makes_room() {
-        let pool = TwinPool::new(Path::new("/w"), 2);
-        let (a, _) = pool.twin_of(Path::new("/w/A.lean"));
-        let (_b, _) = pool.twin_of(Path::new("/w/B.lean"));
-        let held = a.lease().await;
-        let (_c, displaced) = pool.twin_of(Path::new("/w/C.lean"));
-        assert_eq!(displaced.len(), 1);
-        assert_eq!(
-            &*displaced[0].real_uri, "file:///w/B.lean",
-            "A is busy, B goes"
-        );
-        drop(held);
-        let (again, _) = pool.twin_of(Path::new("/w/A.lean"));
-        assert!(Arc::ptr_eq(&again, &a), "a twin is reused, not remade");
-    }
-
-    #[test]
-    fn a_failed_sibling_switches_the_pool_to_disk() {
-        let pool = TwinPool::new(Path::new("/w"), 2);
-        let (sibling, _) = pool.twin_of(Path::new("/w/A/B.lean"));
-        pool.fall_back_to_disk(&sibling);
-        let (twin, _) = pool.twin_of(Path::new("/w/A/B.lean"));
-        assert_eq!(&*twin.uri, "file:///w/.lake/beam/twins/A/B.lean");
-        assert_eq!(
-            twin.written.as_deref(),
+            on_disk.written.as_deref(),
             Some(Path::new("/w/.lake/beam/twins/A/B.lean"))
         );
+        assert!(is_twin_uri(&sibling.uri) && is_twin_uri(&on_disk.uri));
+        assert!(!is_twin_uri("file:///w/A/B.lean"));
         assert!(is_setup_failure(
             "`lake setup-file /w/A/B.beam-twin.lean -` failed:\n\nstderr:\nno such file"
         ));
     }
 
+    fn text_edit(uri: &str, version: i64) -> Value {
+        json!({"textDocument": {"uri": uri, "version": version},
+               "edits": [{"range": {"start": {"line": 0, "character": 0},
+                                    "end": {"line": 0, "character": 1}}, "newText": "x"}]})
+    }
+
     #[test]
     fn twin_changes_are_dropped_and_the_rest_kept() {
-        let real = "file:///p/A.lean";
-        let twin = "file:///p/A.beam-twin.lean";
-        let text_edit = |uri: &str| {
-            json!({"textDocument": {"uri": uri, "version": 3},
-                   "edits": [{"range": {"start": {"line": 0, "character": 0},
-                                        "end": {"line": 0, "character": 1}}, "newText": "x"}]})
-        };
         let mut edit = json!({
-            "changes": {real: [], twin: []},
+            "changes": {URI: [], TWIN: []},
             "documentChanges": [
-                text_edit(real),
-                text_edit(twin),
-                {"kind": "create", "uri": twin},
-                {"kind": "rename", "oldUri": real, "newUri": twin},
+                text_edit(URI, 3),
+                text_edit(TWIN, 3),
+                {"kind": "create", "uri": TWIN},
+                {"kind": "rename", "oldUri": URI, "newUri": TWIN},
                 {"kind": "delete", "uri": "file:///p/.lake/beam/twins/A.lean"},
             ]
         });
         assert_eq!(drop_twin_edits(&mut edit), 5);
         assert_eq!(
             edit,
-            json!({"changes": {real: []}, "documentChanges": [text_edit(real)]})
+            json!({"changes": {URI: []}, "documentChanges": [text_edit(URI, 3)]})
         );
-        let mut untouched = json!({"documentChanges": [text_edit(real)]});
-        assert_eq!(drop_twin_edits(&mut untouched), 0);
-        assert_eq!(untouched, json!({"documentChanges": [text_edit(real)]}));
+    }
+
+    /// A revival: Lean's version moves on, the caller's does not.
+    fn revived_document() -> Document {
+        Document::for_tests(URI, "text", 1, 2)
+    }
+
+    #[test]
+    fn clients_see_their_versions_and_no_twin() {
+        let document = revived_document();
+        assert_eq!((document.version, document.lsp_version), (1, 2));
+        let action = json!({
+            "title": "t",
+            "edit": {"documentChanges": [text_edit(URI, 2), text_edit(TWIN, 7)]},
+            "data": {"params": {"textDocument": {"uri": URI}}, "providerResultIndex": 0}
+        });
+        let shown = for_client(action.clone(), &document).expect("kept");
+        assert_eq!(shown["edit"]["documentChanges"], json!([text_edit(URI, 1)]));
+        assert_eq!(shown["data"], action["data"], "data is untouched");
+        let twin_only = json!({"title": "t", "edit": {"documentChanges": [text_edit(TWIN, 7)]}});
+        assert_eq!(for_client(twin_only, &document), None);
+        let twin_data = json!({"title": "t", "data": {"params": {"textDocument": {"uri": TWIN}}}});
+        assert_eq!(for_client(twin_data, &document), None);
+        let lazy = json!({"title": "t", "data": {"params": {"textDocument": {"uri": URI}}}});
+        assert_eq!(for_client(lazy.clone(), &document), Some(lazy));
     }
 }

@@ -71,7 +71,7 @@ pub fn stats(state: &HostState) -> Value {
     let running = state.registry.running();
     let session = |key: &str| match running.iter().find(|r| r.root().key() == key) {
         Some(runtime) => {
-            let (documents, twins) = runtime.documents().open_counts();
+            let (documents, twins) = runtime.documents().mirror().open_counts();
             json!({
                 "active": runtime.is_alive(),
                 "workspaceId": key,
@@ -79,8 +79,8 @@ pub fn stats(state: &HostState) -> Value {
                 "epoch": runtime.epoch(),
                 "openDocCount": documents,
                 "twinCount": twins,
-                "documentsClosedForBudget": runtime.closed_for_budget(),
-                "lspMessagesSent": runtime.messages_sent(),
+                "documentsClosedForBudget": runtime.documents().closed_for_budget(),
+                "lspMessagesSent": runtime.server().messages_sent(),
             })
         }
         None => json!({"active": false}),

@@ -13,6 +13,8 @@
 //!    `{reason: "documentVersionMismatch", expectedVersion, currentVersion, uri, path}`.
 //! 5. A position must lie inside the document (`line` at most the last line, `character` at
 //!    most the line's UTF-16 length); otherwise `invalidParams`.
+//! 6. A call that uses a document holds its pin ([`LeanCall::document`]) for as long as it uses
+//!    it, so the document budget never closes it under the call.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,11 +22,15 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::lean::error::{HostError, code};
+use crate::lean::error::HostError;
+use crate::lean::progress::Caller;
 use crate::lean::session::mirror::Document;
+use crate::lean::session::{Pin, Synced};
+use crate::lean::speculation::twins::is_twin_uri;
+use crate::lean::text::file_uri;
 use crate::lean::workspace::registry::{Acquired, InUse, Registry};
 use crate::lean::workspace::root::WorkspaceRoot;
-use crate::lean::workspace::runtime::{Runtime, Synced};
+use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::CallContext;
 
 /// One workspace-bound call, as its tool sees it.
@@ -68,7 +74,7 @@ impl<'a> LeanCall<'a> {
         let acquired = tokio::select! {
             acquired = registry.runtime(&self.root) => acquired?,
             () = self.cancel.cancelled() => {
-                return Err(HostError::new(code::REQUEST_CANCELLED, "cancelled while Lean started"));
+                return Err(HostError::cancelled("cancelled while Lean started"));
             }
         };
         let Acquired {
@@ -128,7 +134,7 @@ impl<'a> LeanCall<'a> {
         if !file.is_file() {
             return Err(bad(format!("{given:?} is not a file")));
         }
-        if crate::lean::speculation::twins::is_twin_uri(&file.to_string_lossy()) {
+        if is_twin_uri(&file.to_string_lossy()) {
             return Err(bad(format!(
                 "{given:?} is a hidden twin of Beam's speculative runs, not a file of the \
                  project; name the real file"
@@ -154,9 +160,28 @@ impl<'a> LeanCall<'a> {
         })
     }
 
-    /// The file re-read from disk and brought up to date in Lean.
-    pub async fn document(&self, runtime: &Runtime) -> Result<Synced, HostError> {
-        runtime.sync_document(&self.file()?).await
+    /// The call as the wings below the tools see it.
+    pub fn caller(&self) -> Caller<'_> {
+        Caller {
+            observer: self.ctx,
+            tool: self.ctx.tool(),
+            path: self.path_argument(),
+            cancel: &self.cancel,
+        }
+    }
+
+    /// A pin on the document of `file`, for as long as the call uses it.
+    pub async fn pin(&self, runtime: &Runtime, file: &std::path::Path) -> Result<Pin, HostError> {
+        let uri: Arc<str> = file_uri(file).into();
+        runtime.documents().pin(uri, &self.caller()).await
+    }
+
+    /// The call's file, pinned, re-read from disk and brought up to date in Lean.
+    pub async fn document(&self, runtime: &Runtime) -> Result<(Pin, Synced), HostError> {
+        let file = self.file()?;
+        let pin = self.pin(runtime, &file).await?;
+        let synced = pin.sync(&file, &self.caller()).await?;
+        Ok((pin, synced))
     }
 
     /// Checks the caller's `version` against the document's current one.
@@ -165,22 +190,12 @@ impl<'a> LeanCall<'a> {
         if i64::try_from(expected).ok() == Some(document.version) {
             return Ok(());
         }
-        Err(HostError::new(
-            code::CONTENT_MODIFIED,
-            format!(
-                "{} changed: you passed version {expected}, the current version is {}; call \
-                 lean_sync (or lean_update) and use the version it returns",
-                self.path_argument(),
-                document.version
-            ),
-        )
-        .with_data(json!({
-            "reason": "documentVersionMismatch",
-            "expectedVersion": expected,
-            "currentVersion": document.version,
-            "uri": &*document.uri,
-            "path": self.path_argument(),
-        })))
+        Err(HostError::version_mismatch(
+            self.path_argument(),
+            &document.uri,
+            i64::try_from(expected).unwrap_or(i64::MAX),
+            document.version,
+        ))
     }
 
     /// The `{line, character}` arguments, checked to lie inside the document.

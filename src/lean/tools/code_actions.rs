@@ -2,12 +2,8 @@
 //! sees it (`lean_todo` returns them too).
 //!
 //! Contract:
-//! 1. [`for_client`]: an action whose `data` names a hidden twin document is dropped; every edit
-//!    of a twin is removed from its `edit`, and an action whose edits all were a twin's is
-//!    dropped (`twin_uri`); a versioned edit of the requested document carries the version
-//!    callers know (Beam's), not the LSP version Lean was sent (they differ once a crashed
-//!    worker has been revived). Everything else is as Lean sent it; in particular `data` is
-//!    untouched, since Lean must get it back unchanged.
+//! 1. Every action a client sees goes through `speculation::twins::for_client`: nothing of a
+//!    hidden twin reaches it, and versions are the caller's.
 //! 2. `lean_code_action_resolve` resolves only an action that carries `data` whose
 //!    `params.textDocument.uri` is the requested file; anything else is `invalidParams` before
 //!    Lean hears anything (the watchdog routes a resolve by that URI and panics on an action
@@ -20,14 +16,13 @@
 
 use serde_json::{Value, json};
 
-use super::navigation::ask;
 use super::schema::{LeanTool, path, read_only, version};
 use crate::lean::error::HostError;
-use crate::lean::session::mirror::Document;
-use crate::lean::speculation::twins::{drop_twin_edits, is_twin_uri};
+use crate::lean::session::ask::ask_once;
+use crate::lean::speculation::twins::{for_client, is_twin_uri};
 use crate::lean::state::HostState;
+use crate::lean::text::file_uri;
 use crate::lean::tools::call::LeanCall;
-use crate::lean::workspace::runtime::file_uri;
 use crate::mcp::{Execution, StatusNotice, ToolSpec};
 
 /// The tool name.
@@ -67,9 +62,11 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     let uri = file_uri(&call.file()?);
     resolvable(&action, &uri, call.path_argument())?;
     let runtime = call.runtime(&state.registry).await?;
-    let document = call.document(&runtime).await?.document;
+    let (_pin, synced) = call.document(&runtime).await?;
+    let document = synced.document;
     call.check_version(&document)?;
-    let resolved = ask(call, &runtime, &document, "codeAction/resolve", action).await?;
+    let set = runtime.documents();
+    let resolved = ask_once(set, &document, &call.caller(), "codeAction/resolve", action).await?;
     let resolved = for_client(resolved, &document).ok_or_else(|| {
         HostError::invalid_params(
             "Lean resolved the code action to edits of Beam's hidden speculative documents \
@@ -108,94 +105,12 @@ fn resolvable(action: &Value, uri: &str, path: &str) -> Result<(), HostError> {
     Ok(())
 }
 
-/// The action as a client may see it, or `None` when it concerns only hidden twin documents
-/// (see the contract).
-pub fn for_client(mut action: Value, document: &Document) -> Option<Value> {
-    let owner = action.pointer("/data/params/textDocument/uri");
-    if owner.and_then(Value::as_str).is_some_and(is_twin_uri) {
-        return None;
-    }
-    if let Some(edit) = action.get_mut("edit") {
-        let changes = change_count(edit);
-        if changes > 0 && drop_twin_edits(edit) == changes {
-            return None;
-        }
-        callers_versions(edit, document);
-    }
-    Some(action)
-}
-
-fn change_count(edit: &Value) -> usize {
-    let changes = edit
-        .get("changes")
-        .and_then(Value::as_object)
-        .map_or(0, |c| c.len());
-    let document_changes = edit
-        .get("documentChanges")
-        .and_then(Value::as_array)
-        .map_or(0, Vec::len);
-    changes + document_changes
-}
-
-/// Versioned edits of `document` at the LSP version Lean has carry the caller's version instead.
-fn callers_versions(edit: &mut Value, document: &Document) {
-    let Some(Value::Array(changes)) = edit.get_mut("documentChanges") else {
-        return;
-    };
-    for change in changes {
-        let Some(text_document) = change.get_mut("textDocument") else {
-            continue;
-        };
-        let ours = text_document.get("uri").and_then(Value::as_str) == Some(&*document.uri);
-        let at_lean_version =
-            text_document.get("version").and_then(Value::as_i64) == Some(document.lsp_version);
-        if ours && at_lean_version {
-            text_document["version"] = json!(document.version);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lean::session::mirror::{Documents, VersionMemory};
-    use std::sync::Arc;
 
     const URI: &str = "file:///p/A.lean";
     const TWIN: &str = "file:///p/A.beam-twin.lean";
-
-    fn document() -> Document {
-        let documents = Documents::new(Arc::new(VersionMemory::default()));
-        documents.opened(URI.into(), "text".into());
-        // A revival: Lean's version moves on, the caller's does not.
-        documents.revived(URI).expect("open")
-    }
-
-    fn text_edit(uri: &str, version: i64) -> Value {
-        json!({"textDocument": {"uri": uri, "version": version},
-               "edits": [{"range": {"start": {"line": 0, "character": 0},
-                                    "end": {"line": 0, "character": 4}}, "newText": "x"}]})
-    }
-
-    #[test]
-    fn clients_see_their_versions_and_no_twin() {
-        let document = document();
-        assert_eq!((document.version, document.lsp_version), (1, 2));
-        let action = json!({
-            "title": "t",
-            "edit": {"documentChanges": [text_edit(URI, 2), text_edit(TWIN, 7)]},
-            "data": {"params": {"textDocument": {"uri": URI}}, "providerResultIndex": 0}
-        });
-        let shown = for_client(action.clone(), &document).expect("kept");
-        assert_eq!(shown["edit"]["documentChanges"], json!([text_edit(URI, 1)]));
-        assert_eq!(shown["data"], action["data"], "data is untouched");
-        let twin_only = json!({"title": "t", "edit": {"documentChanges": [text_edit(TWIN, 7)]}});
-        assert_eq!(for_client(twin_only, &document), None);
-        let twin_data = json!({"title": "t", "data": {"params": {"textDocument": {"uri": TWIN}}}});
-        assert_eq!(for_client(twin_data, &document), None);
-        let lazy = json!({"title": "t", "data": {"params": {"textDocument": {"uri": URI}}}});
-        assert_eq!(for_client(lazy.clone(), &document), Some(lazy));
-    }
 
     #[test]
     fn only_actions_with_data_for_the_file_are_resolvable() {

@@ -10,20 +10,23 @@
 //!    document_progress}`. Counts and readiness are always complete; `diagnostic_scope` (errors
 //!    or all) filters live logs and items, `diagnostics_in_result` adds the items.
 //! 3. A document whose imports are out of date is not final: `syncBarrierIncomplete`, with the
-//!    stale notices and a recovery plan.
+//!    stale notices and a recovery plan (`session/barrier.rs`).
 //! 4. `lean_refresh` closes the document, reopens it from disk (its imports rebuilt if needed)
-//!    and syncs; `lean_close` closes it and is idempotent.
+//!    and syncs; `lean_close` closes it and is idempotent. Both wait for the calls using the
+//!    document to finish first (`session/set.rs`). `lean_close` never starts Lean: without a
+//!    running Lean for the workspace, nothing is open.
+
+use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tokio::sync::broadcast::Receiver;
 
 use super::schema::{LeanTool, path, string_enum};
-use super::wait::watched;
 use crate::lean::error::{HostError, code};
-use crate::lean::progress::LiveDiagnostics;
+use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::diagnostics;
-use crate::lean::session::mirror::{DocEvent, Document};
+use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::state::HostState;
+use crate::lean::text::file_uri;
 use crate::lean::tools::call::LeanCall;
 use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{Execution, StatusNotice, ToolAnnotations, ToolSpec};
@@ -108,18 +111,21 @@ pub async fn call(
     state: &HostState,
     call: &mut LeanCall<'_>,
 ) -> Result<Value, HostError> {
+    if tool == CLOSE {
+        let uri: Arc<str> = file_uri(&call.file_to_close()?).into();
+        if let Some(runtime) = state.registry.running_for(&call.root) {
+            runtime.documents().close(&uri, &call.caller()).await?;
+        }
+        return Ok(json!({"closed": true}));
+    }
     let runtime = call.runtime(&state.registry).await?;
     match tool {
         UPDATE => {
-            let synced = call.document(&runtime).await?;
+            let (_pin, synced) = call.document(&runtime).await?;
             Ok(json!({"version": synced.document.version, "changed": synced.changed}))
         }
         SYNC => sync(call, &runtime, false).await,
         REFRESH => sync(call, &runtime, true).await,
-        CLOSE => {
-            runtime.close_document(&call.file_to_close()?).await;
-            Ok(json!({"closed": true}))
-        }
         other => Err(HostError::new(
             code::INTERNAL_ERROR,
             format!("{other} is not a document tool"),
@@ -129,8 +135,10 @@ pub async fn call(
 
 async fn sync(call: &LeanCall<'_>, runtime: &Runtime, reopen: bool) -> Result<Value, HostError> {
     let file = call.file()?;
+    let set = runtime.documents();
+    let caller = call.caller();
     if reopen {
-        runtime.close_document(&file).await;
+        set.close(&file_uri(&file).into(), &caller).await?;
     }
     let all = call.text("diagnostic_scope") == "all";
     let live = if all {
@@ -138,9 +146,17 @@ async fn sync(call: &LeanCall<'_>, runtime: &Runtime, reopen: bool) -> Result<Va
     } else {
         LiveDiagnostics::Errors
     };
-    let mut events = runtime.documents().subscribe();
-    let synced = runtime.sync_document(&file).await?;
-    let document = barrier(call, runtime, synced.document, &mut events, live).await?;
+    let mut events = set.mirror().subscribe();
+    let (_pin, synced) = call.document(runtime).await?;
+    let document = barrier(
+        set,
+        synced.document,
+        &caller,
+        live,
+        &mut events,
+        Follow::AnyText,
+    )
+    .await?;
     let path = call.path_argument();
     let mut counts = json!({"counts": diagnostics::counts(&document.diagnostics)});
     if call.args.get("diagnostics_in_result") == Some(&Value::Bool(true)) {
@@ -157,66 +173,5 @@ async fn sync(call: &LeanCall<'_>, runtime: &Runtime, reopen: bool) -> Result<Va
         "diagnostics": counts,
         "readiness": diagnostics::readiness(&document.diagnostics),
         "document_progress": document.progress.to_json(),
-    }))
-}
-
-/// Waits until Lean has published everything for the document's current version, reporting
-/// as it goes; the document as it then stands. When the document moved on meanwhile (another
-/// call changed it, or its worker was revived), waits for the version Lean now has, so the
-/// counts always describe one complete version.
-pub async fn barrier(
-    call: &LeanCall<'_>,
-    runtime: &Runtime,
-    mut document: Document,
-    events: &mut Receiver<DocEvent>,
-    live: LiveDiagnostics,
-) -> Result<Document, HostError> {
-    let method = "textDocument/waitForDiagnostics";
-    let params = |d: &Document| json!({"uri": &*d.uri, "version": d.lsp_version});
-    loop {
-        let (_, waited) = watched(call, runtime, &document, events, live, method, params).await?;
-        let current = runtime.documents().get(&document.uri).ok_or_else(|| {
-            HostError::new(
-                code::CONTENT_MODIFIED,
-                format!(
-                    "{} was closed while Lean processed it",
-                    call.path_argument()
-                ),
-            )
-        })?;
-        if current.lsp_version == waited {
-            if !current.stale.is_empty() {
-                return Err(stale_imports(call.path_argument(), &current));
-            }
-            return Ok(current);
-        }
-        document = current;
-    }
-}
-
-fn stale_imports(path: &str, document: &Document) -> HostError {
-    let notices: Vec<Value> = document
-        .stale
-        .iter()
-        .map(|d| json!({"range": d.range(), "severity": d.severity_name(), "message": d.message}))
-        .collect();
-    HostError::new(
-        code::SYNC_BARRIER_INCOMPLETE,
-        format!(
-            "{path}: Lean reports that its imports are out of date, so its diagnostics are not \
-             final. Call lean_refresh on {path} to reopen it and rebuild its imports (or run \
-             `lake build` in the workspace first)"
-        ),
-    )
-    .with_data(json!({
-        "reason": "staleImports",
-        "targetPath": path,
-        "version": document.version,
-        "staleDirectDeps": [],
-        "completionBlockingDiagnostics": notices,
-        "recoveryPlan": [
-            format!("lean_refresh {path}"),
-            format!("lake build, then lean_refresh {path}"),
-        ],
     }))
 }

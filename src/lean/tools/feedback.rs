@@ -42,10 +42,12 @@ use crate::lean::feedback::bundle;
 use crate::lean::feedback::card::{self, Context};
 use crate::lean::feedback::input::{Bundle, MAX_EVIDENCE_FILE, NARRATIVE, Report, Source};
 use crate::lean::feedback::redact::Redactor;
+use crate::lean::server::trace_prefix;
 use crate::lean::session::diagnostics;
 use crate::lean::state::HostState;
+use crate::lean::text::uri_path;
 use crate::lean::workspace::root::WorkspaceRoot;
-use crate::lean::workspace::runtime::{Runtime, trace_prefix, uri_path};
+use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{CallContext, Execution, StatusNotice, ToolAnnotations, ToolSpec};
 
 /// The tool name.
@@ -312,8 +314,8 @@ fn collect(state: &HostState, root: &WorkspaceRoot, report: &Report) -> (Value, 
             runtime["epoch"] = json!(cached.epoch());
             runtime["alive"] = json!(cached.is_alive());
             runtime["configChanges"] = json!(cached.config_changes());
-            runtime["lspMessagesSent"] = json!(cached.messages_sent());
-            runtime["stderrTail"] = json!(cached.stderr_tail());
+            runtime["lspMessagesSent"] = json!(cached.server().messages_sent());
+            runtime["stderrTail"] = json!(cached.server().stderr_tail());
             open_files(cached, root)
         }
         None => {
@@ -341,7 +343,7 @@ fn collect(state: &HostState, root: &WorkspaceRoot, report: &Report) -> (Value, 
         let files: Vec<String> = trace
             .files("mcp")
             .into_iter()
-            .chain(trace.files(&trace_prefix(root)))
+            .chain(trace.files(&trace_prefix(root.path())))
             .map(|path| path.display().to_string())
             .collect();
         collected["traces"] = json!({"dir": trace.dir().display().to_string(), "files": files});
@@ -352,7 +354,8 @@ fn collect(state: &HostState, root: &WorkspaceRoot, report: &Report) -> (Value, 
 fn open_files(runtime: &Runtime, root: &WorkspaceRoot) -> Value {
     let mut files: Vec<Value> = runtime
         .documents()
-        .all()
+        .mirror()
+        .real_documents()
         .iter()
         .map(|document| {
             let path = uri_path(&document.uri).map_or_else(

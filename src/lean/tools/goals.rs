@@ -10,19 +10,17 @@
 //!    skipping comments and strings. A tactic spread over several lines is seen from its line.
 //! 2. `null` from Lean means no tactic is there: `invalidParams`, saying Lean has no proof
 //!    goals at that position.
-//! 3. Goals are answered in the goal shape `{userName?, goalPrefix, target, hyps: [{names, type,
-//!    value?}]}`, parsed from Lean's rendering (`case` line, hypotheses, `⊢ target`; indented
-//!    lines continue the entry above), with the position Lean was asked at.
+//! 3. Goals are answered in the goal shape (`session/goals.rs`), with the position Lean was
+//!    asked at.
 
 use serde_json::{Value, json};
 
-use super::navigation::ask;
 use super::schema::{LeanTool, character, line, path, read_only, string_enum, version};
 use crate::lean::error::HostError;
-use crate::lean::session::mirror::Document;
+use crate::lean::session::goals::plain_goals;
 use crate::lean::state::HostState;
+use crate::lean::text::Position;
 use crate::lean::tools::call::LeanCall;
-use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{Execution, StatusNotice, ToolSpec};
 
 /// The tool name.
@@ -57,7 +55,8 @@ pub fn spec() -> ToolSpec {
 /// Runs `lean_goals`.
 pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, HostError> {
     let runtime = call.runtime(&state.registry).await?;
-    let document = call.document(&runtime).await?.document;
+    let (_pin, synced) = call.document(&runtime).await?;
+    let document = synced.document;
     call.check_version(&document)?;
     let position = call.position(&document)?;
     let line = position["line"].as_u64().unwrap_or_default() as usize;
@@ -65,36 +64,17 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     let text = document.text.split('\n').nth(line).unwrap_or_default();
     let before = call.text("mode") == "before";
     let column = tactic_column(text, character, before);
-    let asked = json!({"line": line, "character": column});
-    let Some(goals) = plain_goals(call, &runtime, &document, asked.clone()).await? else {
+    let asked = Position::new(line as u32, column as u32);
+    let set = runtime.documents();
+    let Some(goals) = plain_goals(set, &document, asked, &call.caller()).await? else {
         return Err(HostError::invalid_params(format!(
             "Lean has no proof goals at {line}:{character} ({} the tactic there, asked at \
              {line}:{column}): the position is not inside a tactic proof",
             call.text("mode")
         ))
-        .with_data(json!({"position": position, "asked": asked})));
+        .with_data(json!({"position": position, "asked": asked.to_json()})));
     };
-    Ok(json!({"mode": call.text("mode"), "position": asked, "goals": goals}))
-}
-
-/// Lean's goals at `position` of `document` (`$/lean/plainGoal`), in the goal shape; `None`
-/// when no tactic is there.
-pub async fn plain_goals(
-    call: &LeanCall<'_>,
-    runtime: &Runtime,
-    document: &Document,
-    position: Value,
-) -> Result<Option<Vec<Value>>, HostError> {
-    let params = json!({"textDocument": {"uri": &*document.uri}, "position": position});
-    let answer = ask(call, runtime, document, "$/lean/plainGoal", params).await?;
-    let goals = answer.get("goals").and_then(Value::as_array).map(|goals| {
-        goals
-            .iter()
-            .filter_map(Value::as_str)
-            .map(parse_goal)
-            .collect()
-    });
-    Ok(goals)
+    Ok(json!({"mode": call.text("mode"), "position": asked.to_json(), "goals": goals}))
 }
 
 /// The UTF-16 column to ask Lean at, for the tactic around `character` on `line`.
@@ -207,73 +187,9 @@ fn code_units(line: &str) -> Vec<(char, usize)> {
     out
 }
 
-/// One goal as Lean renders it, in the goal shape.
-pub fn parse_goal(rendered: &str) -> Value {
-    let mut lines = rendered.lines().peekable();
-    let mut goal = json!({"goalPrefix": "⊢ ", "hyps": [], "target": ""});
-    if let Some(first) = lines.peek()
-        && let Some(name) = first.strip_prefix("case ")
-    {
-        goal["userName"] = json!(name.trim());
-        lines.next();
-    }
-    let mut entries: Vec<String> = Vec::new();
-    let mut target: Option<String> = None;
-    for line in lines {
-        if let Some(rest) = line.strip_prefix("⊢ ") {
-            target = Some(rest.to_owned());
-        } else if let Some(target) = target.as_mut() {
-            target.push('\n');
-            target.push_str(line);
-        } else if line.starts_with(char::is_whitespace) && !entries.is_empty() {
-            let last = entries.last_mut().expect("not empty");
-            last.push('\n');
-            last.push_str(line);
-        } else {
-            entries.push(line.to_owned());
-        }
-    }
-    goal["target"] = json!(target.unwrap_or_default());
-    goal["hyps"] = entries.iter().map(|entry| hypothesis(entry)).collect();
-    goal
-}
-
-fn hypothesis(entry: &str) -> Value {
-    let Some((names, rest)) = entry.split_once(" : ") else {
-        return json!({"names": [], "type": entry});
-    };
-    let names: Vec<&str> = names.split_whitespace().collect();
-    match rest.split_once(" := ") {
-        Some((ty, value)) => json!({"names": names, "type": ty, "value": value}),
-        None => json!({"names": names, "type": rest}),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn goals_parse_into_the_goal_shape() {
-        let goal = parse_goal("case succ\nn✝ : Nat\na✝ : 0 + n✝ = n✝\n⊢ 0 + (n✝ + 1) = n✝ + 1");
-        assert_eq!(
-            goal,
-            json!({
-                "userName": "succ",
-                "goalPrefix": "⊢ ",
-                "hyps": [
-                    {"names": ["n✝"], "type": "Nat"},
-                    {"names": ["a✝"], "type": "0 + n✝ = n✝"}
-                ],
-                "target": "0 + (n✝ + 1) = n✝ + 1"
-            })
-        );
-        let grouped = parse_goal("p q : Prop\nx : Nat := 3\nh :\n  p ∧\n    q\n⊢ p");
-        assert_eq!(grouped["hyps"][0]["names"], json!(["p", "q"]));
-        assert_eq!(grouped["hyps"][1]["value"], "3");
-        assert_eq!(grouped["hyps"].as_array().unwrap().len(), 3);
-        assert_eq!(grouped["target"], "p");
-    }
 
     #[test]
     fn before_asks_at_the_tactics_first_character() {

@@ -19,7 +19,6 @@ pub mod schema;
 pub mod speculative;
 pub mod todo;
 pub mod version;
-mod wait;
 
 use std::time::Instant;
 

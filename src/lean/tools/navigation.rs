@@ -16,14 +16,13 @@
 use serde_json::{Value, json};
 
 use super::schema::{LeanTool, character, line, path, read_only, version};
-use super::wait::watched;
 use crate::lean::error::{HostError, code};
-use crate::lean::progress::LiveDiagnostics;
-use crate::lean::session::mirror::Document;
-use crate::lean::speculation::twins::TwinPool;
+use crate::lean::session::DocumentSet;
+use crate::lean::session::ask::ask_once;
+use crate::lean::speculation::twins::shown_location;
 use crate::lean::state::HostState;
+use crate::lean::text::{Position, uri_path};
 use crate::lean::tools::call::LeanCall;
-use crate::lean::workspace::runtime::{Runtime, uri_path};
 use crate::mcp::ToolSpec;
 
 /// The tool names.
@@ -108,8 +107,10 @@ pub async fn call(
     call: &mut LeanCall<'_>,
 ) -> Result<Value, HostError> {
     let runtime = call.runtime(&state.registry).await?;
+    let set = runtime.documents();
     if tool == WORKSPACE_SYMBOLS {
         let answer = runtime
+            .server()
             .request(
                 "workspace/symbol",
                 json!({"query": call.text("query")}),
@@ -126,7 +127,7 @@ pub async fn call(
                 .pointer("/location/range")
                 .cloned()
                 .unwrap_or_default();
-            let Some(uri) = untwinned(runtime.twins(), uri, &range) else {
+            let Some(uri) = untwinned(set, uri, &range) else {
                 continue;
             };
             symbol["location"]["uri"] = uri;
@@ -136,7 +137,7 @@ pub async fn call(
         }
         return Ok(json!({ "result": shown }));
     }
-    let synced = call.document(&runtime).await?;
+    let (_pin, synced) = call.document(&runtime).await?;
     let document = synced.document;
     call.check_version(&document)?;
     let (method, params) = match tool {
@@ -166,30 +167,15 @@ pub async fn call(
             (method, params)
         }
     };
-    let answer = ask(call, &runtime, &document, method, params).await?;
+    let answer = ask_once(set, &document, &call.caller(), method, params).await?;
     Ok(match tool {
         HOVER | SIGNATURE_HELP => match answer {
             Value::Null => json!({"result": null}),
             object => object,
         },
-        DEFINITION | REFERENCES => json!({"result": locations(answer, call, &runtime)}),
+        DEFINITION | REFERENCES => json!({"result": locations(answer, call, set)}),
         _ => json!({"result": list(answer)}),
     })
-}
-
-/// One request about the document, reporting Lean's file progress while it waits.
-pub async fn ask(
-    call: &LeanCall<'_>,
-    runtime: &Runtime,
-    document: &Document,
-    method: &str,
-    params: Value,
-) -> Result<Value, HostError> {
-    let mut events = runtime.documents().subscribe();
-    let params = |_: &Document| params.clone();
-    let live = LiveDiagnostics::Off;
-    let (answer, _) = watched(call, runtime, document, &mut events, live, method, params).await?;
-    Ok(answer)
 }
 
 fn list(answer: Value) -> Value {
@@ -202,23 +188,20 @@ fn list(answer: Value) -> Value {
 
 /// The URI to show for a location Lean gave: its own, the real file's for a twin's location
 /// before the probe, or `None` to drop it (see `twins`).
-fn untwinned(twins: &TwinPool, uri: Value, range: &Value) -> Option<Value> {
-    let end = |field: &str| {
-        let value = range.pointer(&format!("/end/{field}"));
-        value.and_then(Value::as_u64).unwrap_or(0) as u32
-    };
+fn untwinned(set: &DocumentSet, uri: Value, range: &Value) -> Option<Value> {
     let Some(text) = uri.as_str() else {
         return Some(uri);
     };
-    match twins.real_location(text, (end("line"), end("character"))) {
-        None => Some(uri),
-        Some(real) => real.map(|real| json!(&*real)),
-    }
+    let end = range
+        .get("end")
+        .and_then(Position::from_json)
+        .unwrap_or_default();
+    shown_location(set, text, end).map(|shown| json!(&*shown))
 }
 
 /// `Location`, `Location[]` or `LocationLink[]` as `Location[]`, each with its `path`; a twin's
 /// locations are mapped to the real file or dropped, without repeats.
-fn locations(answer: Value, call: &LeanCall<'_>, runtime: &Runtime) -> Value {
+fn locations(answer: Value, call: &LeanCall<'_>, set: &DocumentSet) -> Value {
     let Value::Array(items) = list(answer) else {
         return json!([]);
     };
@@ -233,7 +216,7 @@ fn locations(answer: Value, call: &LeanCall<'_>, runtime: &Runtime) -> Value {
             ),
             None => (item.get("uri")?.clone(), item.get("range")?.clone()),
         };
-        let uri = untwinned(runtime.twins(), uri, &range)?;
+        let uri = untwinned(set, uri, &range)?;
         let mut location = json!({"uri": uri, "range": range});
         if let Some(file) = uri.as_str().and_then(uri_path) {
             let shown = file

@@ -20,13 +20,14 @@
 
 use serde_json::{Value, json};
 
-use super::documents::barrier;
 use super::schema::{LeanTool, path, string_enum};
 use crate::lean::error::{HostError, code};
-use crate::lean::lake::checkpoint::{self, Checkpoint};
-use crate::lean::progress::LiveDiagnostics;
+use crate::lean::lake::checkpoint::{self, Checkpoint, Lake};
+use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::diagnostics::{self, Diagnostic};
+use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::state::HostState;
+use crate::lean::text::file_uri;
 use crate::lean::tools::call::LeanCall;
 use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{Execution, StatusNotice, ToolAnnotations, ToolSpec};
@@ -96,7 +97,8 @@ pub async fn call(
     match tool {
         SAVE => Ok(saved),
         CLOSE_SAVE => {
-            runtime.close_document(&file).await;
+            let uri = file_uri(&file).into();
+            runtime.documents().close(&uri, &call.caller()).await?;
             let progress = saved["document_progress"].clone();
             Ok(json!({"closed": true, "saved": saved, "document_progress": progress}))
         }
@@ -118,9 +120,19 @@ async fn save(
     } else {
         LiveDiagnostics::Errors
     };
-    let mut events = runtime.documents().subscribe();
-    let synced = runtime.sync_document(file).await?;
-    let document = barrier(call, runtime, synced.document, &mut events, live).await?;
+    let set = runtime.documents();
+    let caller = call.caller();
+    let mut events = set.mirror().subscribe();
+    let (_pin, synced) = call.document(runtime).await?;
+    let document = barrier(
+        set,
+        synced.document,
+        &caller,
+        live,
+        &mut events,
+        Follow::AnyText,
+    )
+    .await?;
     let path = call.path_argument();
     let readiness = diagnostics::readiness(&document.diagnostics);
     let sync = json!({
@@ -132,11 +144,25 @@ async fn save(
     if readiness["save_ready"] != true {
         return Err(refusal(&document.diagnostics, sync));
     }
-    let Checkpoint { module, artifacts } =
-        checkpoint::write(state, call, runtime, file, &document.text, &sync).await?;
+    let lake = Lake {
+        lake: &state.options.lake,
+        timeout: state.options.lean_timeout,
+        registry: &state.registry,
+        root: &call.root,
+    };
+    let Checkpoint { module, artifacts } = checkpoint::write(
+        &state.checkpoints,
+        lake,
+        runtime,
+        file,
+        &document.text,
+        &sync,
+        &caller,
+    )
+    .await?;
     // The latest observation of the checked version (a newer version is another text).
-    let progress = runtime
-        .documents()
+    let progress = set
+        .mirror()
         .get(&document.uri)
         .filter(|d| d.lsp_version == document.lsp_version)
         .map_or(document.progress, |d| d.progress);

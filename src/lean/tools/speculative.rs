@@ -2,40 +2,36 @@
 //! trying text at a position of a document without touching the document or its file.
 //!
 //! Contract:
-//! 1. A run happens in the document's twin (see `twins`, `probe`): the real text before the
+//! 1. A run happens in the document's twin (`speculation/run.rs`): the real text before the
 //!    anchor, then the probe. The user's document, its version and its diagnostics are never
-//!    touched; nothing is written to the project's sources.
-//! 2. `lean_run_at*` take a version that must be current and a position inside the document.
-//!    Where Lean has proof goals (`$/lean/plainGoal` is not empty; asked once per document
-//!    version and position, see `modes`) the text is a tactic block
-//!    run in that proof state, anchored at the tactic that starts the position's line when the
-//!    position is in its indentation; elsewhere it is one command (more is refused with
-//!    `success: false` and a `runAtSupportsOneCommandOnly:` message, without asking Lean).
-//! 3. The result is `{success, messages, traces, proof_state, next_handle}`: `success` when the
-//!    probe raised no error; `proof_state` the goals after the probe (tactic mode, on success),
-//!    else `null`; `next_handle` only from the handle tools, on success.
+//!    touched; nothing is written to the project's sources. The call pins the document for the
+//!    whole run.
+//! 2. `lean_run_at*` take a version that must be current and a position inside the document;
+//!    the run's mode and anchor are Lean's (`run::start_at`); a command-mode text of more than
+//!    one command is refused with `success: false` and a `runAtSupportsOneCommandOnly:` message,
+//!    without asking Lean.
+//! 3. The result is the run's verdict `{success, messages, traces, proof_state}` and
+//!    `next_handle`, only from the handle tools, on success.
 //! 4. `lean_run_with` continues a handle's state with more text (the probe is the handle's texts
-//!    then this one) and keeps the handle; `lean_run_with_linear` consumes it first, whatever
-//!    the run's outcome. A handle is checked against this process, workspace, runtime, file and
-//!    the file's current version (see `handles`); `lean_release` forgets one (a stale handle
-//!    may still be released).
+//!    then this one) and keeps the handle; `lean_run_with_linear` spends it first, whatever the
+//!    run's outcome, in the same step as it is checked (two linear runs never spend one
+//!    handle). A handle is checked against this process, workspace, runtime, file and the
+//!    file's current version (see `handles`). `lean_release` forgets one (a stale handle may
+//!    still be released) and needs no Lean: it never starts one, and the file may be gone.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use serde_json::{Value, json};
-use tokio::sync::OwnedMutexGuard;
 
-use super::documents::barrier;
-use super::goals::plain_goals;
 use super::schema::{LeanTool, character, line, path, read_only, version};
 use crate::lean::error::{HostError, code};
-use crate::lean::progress::LiveDiagnostics;
+use crate::lean::progress::Caller;
+use crate::lean::session::Pin;
 use crate::lean::session::mirror::Document;
 use crate::lean::speculation::handles::{Expected, HandleState};
-use crate::lean::speculation::probe::{self, TwinText};
-use crate::lean::speculation::twins::{self, TwinDocument};
+use crate::lean::speculation::run;
 use crate::lean::state::HostState;
+use crate::lean::text::{Position, file_uri};
 use crate::lean::tools::call::LeanCall;
 use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{ToolAnnotations, ToolSpec};
@@ -149,46 +145,57 @@ pub async fn call(
     state: &HostState,
     call: &mut LeanCall<'_>,
 ) -> Result<Value, HostError> {
+    let handle_argument = call.args.get("handle").unwrap_or(&Value::Null);
+    let key = call.root.key();
+    if tool == RELEASE {
+        let uri = file_uri(&call.file_to_close()?);
+        let expect = Expected {
+            workspace: &key,
+            epoch: None,
+            uri: &uri,
+            version: None,
+        };
+        state.handles.release(handle_argument, expect)?;
+        return Ok(json!({"result": null}));
+    }
     let runtime = call.runtime(&state.registry).await?;
     let file = call.file()?;
-    let document = runtime.sync_document(&file).await?.document;
-    let key = call.root.key();
-    let expect = |strict: bool| Expected {
-        workspace: &key,
-        epoch: strict.then_some(runtime.epoch()),
-        uri: &document.uri,
-        version: strict.then_some(document.version),
+    let (pin, synced) = call.document(&runtime).await?;
+    let document = synced.document;
+    let caller = call.caller();
+    let run = Run {
+        state,
+        runtime: &runtime,
+        pin: &pin,
+        file: &file,
+        document: &document,
+        caller: &caller,
     };
-    let handle_argument = call.args.get("handle").unwrap_or(&Value::Null);
     match tool {
         RUN_AT | RUN_AT_HANDLE => {
             call.check_version(&document)?;
-            call.position(&document)?;
-            let start = start_at(call, &runtime, &document).await?;
-            run(
-                call,
-                state,
-                &runtime,
-                &file,
-                &document,
-                start,
-                tool == RUN_AT_HANDLE,
-            )
-            .await
+            let at = call.position(&document)?;
+            let at = Position::from_json(&at).unwrap_or_default();
+            let text = call.text("text");
+            let modes = &state.modes;
+            let start = run::start_at(&runtime, &document, at, text, modes, &caller).await?;
+            run.answer(start, tool == RUN_AT_HANDLE).await
         }
         RUN_WITH | RUN_WITH_LINEAR => {
-            let handle = state.handles.check(handle_argument, expect(true))?;
-            if tool == RUN_WITH_LINEAR {
-                state.handles.consume(&handle);
-            }
+            let expect = Expected {
+                workspace: &key,
+                epoch: Some(runtime.epoch()),
+                uri: &document.uri,
+                version: Some(document.version),
+            };
+            let handle = if tool == RUN_WITH_LINEAR {
+                state.handles.spend(handle_argument, expect)?
+            } else {
+                state.handles.check(handle_argument, expect)?
+            };
             let mut start = handle.state;
             start.steps.push(call.text("text").to_owned());
-            run(call, state, &runtime, &file, &document, start, true).await
-        }
-        RELEASE => {
-            let handle = state.handles.check(handle_argument, expect(false))?;
-            state.handles.release(&handle);
-            Ok(json!({"result": null}))
+            run.answer(start, true).await
         }
         other => Err(HostError::new(
             code::INTERNAL_ERROR,
@@ -197,168 +204,36 @@ pub async fn call(
     }
 }
 
-/// Where a `lean_run_at*` call runs, and in which mode (see the contract).
-async fn start_at(
-    call: &LeanCall<'_>,
-    runtime: &Runtime,
-    document: &Document,
-) -> Result<HandleState, HostError> {
-    let line = call.natural("line").unwrap_or_default() as u32;
-    let mut character = call.natural("character").unwrap_or_default() as u32;
-    let modes = runtime.proof_modes();
-    let known = modes.get(&document.uri, document.lsp_version, line, character);
-    let tactic = match known {
-        Some(tactic) => tactic,
-        None => {
-            let position = json!({"line": line, "character": character});
-            let goals = plain_goals(call, runtime, document, position).await?;
-            let tactic = goals.is_some_and(|goals| !goals.is_empty());
-            modes.remember(&document.uri, document.lsp_version, line, character, tactic);
-            tactic
-        }
-    };
-    if tactic {
-        // A position in a tactic's indentation means that tactic: the probe takes its column.
-        let text = document
-            .text
-            .split('\n')
-            .nth(line as usize)
-            .unwrap_or_default();
-        let indentation = text.len() - text.trim_start().len();
-        let column = text[..indentation].encode_utf16().count() as u32;
-        if character < column && !text.trim().is_empty() {
-            character = column;
-        }
-    }
-    Ok(HandleState {
-        workspace: call.root.key(),
-        epoch: runtime.epoch(),
-        uri: document.uri.to_string(),
-        version: document.version,
-        line,
-        character,
-        tactic,
-        steps: vec![call.text("text").to_owned()],
-    })
+/// What one run call holds.
+struct Run<'a> {
+    state: &'a HostState,
+    runtime: &'a Runtime,
+    pin: &'a Pin,
+    file: &'a Path,
+    document: &'a Document,
+    caller: &'a Caller<'a>,
 }
 
-/// Runs `start`'s steps in the twin and answers (see the contract).
-async fn run(
-    call: &LeanCall<'_>,
-    state: &HostState,
-    runtime: &Runtime,
-    file: &Path,
-    document: &Document,
-    start: HandleState,
-    store: bool,
-) -> Result<Value, HostError> {
-    let last = start.steps.last().map(String::as_str).unwrap_or_default();
-    if !start.tactic {
-        let extra = probe::extra_commands(last);
-        if !extra.is_empty() {
-            return Ok(json!({
-                "success": false,
-                "messages": [{"severity": "error", "text": probe::one_command_message(&extra)}],
-                "traces": [],
-                "proof_state": null,
-                "next_handle": null,
-            }));
-        }
-    }
-    let anchor = probe::offset_of(&document.text, start.line, start.character);
-    let twin_text = probe::twin_text(&document.text, anchor, &start.steps, start.tactic);
-    let (ran, _lease) = in_twin(call, runtime, file, &twin_text).await?;
-    let (success, messages, traces) = probe::outcome(&ran.diagnostics, twin_text.start);
-    let proof_state = if start.tactic && success {
-        let (line, character) = twin_text.end;
-        let at = json!({"line": line, "character": character});
-        plain_goals(call, runtime, &ran, at)
-            .await?
-            .map_or(Value::Null, |goals| json!({ "goals": goals }))
-    } else {
-        Value::Null
-    };
-    let next_handle = if store && success {
-        state.handles.mint(start)
-    } else {
-        Value::Null
-    };
-    Ok(json!({
-        "success": success,
-        "messages": messages,
-        "traces": traces,
-        "proof_state": proof_state,
-        "next_handle": next_handle,
-    }))
-}
-
-/// Gives the file's twin `text` and waits until Lean has finished it; the twin as it then
-/// stands, held for this run. A Lake that cannot set up a sibling twin moves the runtime's
-/// twins to disk, and the run is tried there.
-async fn in_twin(
-    call: &LeanCall<'_>,
-    runtime: &Runtime,
-    file: &Path,
-    text: &TwinText,
-) -> Result<(Document, OwnedMutexGuard<()>), HostError> {
-    let mut fell_back = false;
-    loop {
-        let (twin, displaced) = runtime.twins().twin_of(file);
-        for old in displaced {
-            runtime.close_twin(&old).await;
-        }
-        let lease = twin.lease().await;
-        twin.set_probe_start(text.start);
-        write_if_on_disk(&twin, &text.text).await?;
-        let mut events = runtime.documents().subscribe();
-        let synced = runtime
-            .set_text(twin.uri.clone(), Arc::from(text.text.as_str()))
-            .await;
-        let ran = barrier(
-            call,
-            runtime,
-            synced.document,
-            &mut events,
-            LiveDiagnostics::Off,
+impl Run<'_> {
+    /// Runs `start`'s steps and answers, with a handle for the state reached when `store` and
+    /// the run succeeded.
+    async fn answer(&self, start: HandleState, store: bool) -> Result<Value, HostError> {
+        let verdict = run::run(
+            self.runtime,
+            self.pin,
+            self.file,
+            self.document,
+            &start,
+            self.caller,
         )
         .await?;
-        let failed_setup = ran
-            .diagnostics
-            .iter()
-            .any(|d| twins::is_setup_failure(&d.message));
-        if failed_setup && twin.written.is_none() && !fell_back {
-            tracing::info!(
-                uri = %twin.uri,
-                "Lake cannot set up a file that is not on disk; twins move to .lake/beam/twins"
-            );
-            runtime.twins().fall_back_to_disk(&twin);
-            drop(lease);
-            runtime.close_twin(&twin).await;
-            fell_back = true;
-            continue;
-        }
-        return Ok((ran, lease));
+        let next_handle = if store && verdict.success {
+            self.state.handles.mint(start)
+        } else {
+            Value::Null
+        };
+        let mut result = verdict.to_json();
+        result["next_handle"] = next_handle;
+        Ok(result)
     }
-}
-
-async fn write_if_on_disk(twin: &TwinDocument, text: &str) -> Result<(), HostError> {
-    let Some(path) = &twin.written else {
-        return Ok(());
-    };
-    let write = async {
-        if let Some(dir) = path.parent() {
-            tokio::fs::create_dir_all(dir).await?;
-        }
-        tokio::fs::write(path, text).await
-    };
-    write.await.map_err(|e| {
-        HostError::new(
-            code::INTERNAL_ERROR,
-            format!(
-                "cannot write the speculative twin {}: {e}; check that the workspace's .lake \
-                 directory is writable",
-                path.display()
-            ),
-        )
-    })
 }

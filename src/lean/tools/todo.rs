@@ -32,16 +32,16 @@ mod syntax;
 
 use serde_json::{Value, json};
 
-use super::code_actions::for_client;
-use super::documents::barrier;
-use super::navigation::ask;
 use super::schema::{LeanTool, natural, path, read_only, string_enum, version};
-use crate::lean::error::{HostError, code};
-use crate::lean::progress::LiveDiagnostics;
+use crate::lean::error::HostError;
+use crate::lean::session::DocumentSet;
+use crate::lean::session::ask::ask_once;
+use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::mirror::Document;
+use crate::lean::session::report::LiveDiagnostics;
+use crate::lean::speculation::twins::for_client;
 use crate::lean::state::HostState;
 use crate::lean::tools::call::LeanCall;
-use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{Execution, StatusNotice, ToolSpec};
 use item::{Item, Kind};
 use query::Query;
@@ -111,29 +111,32 @@ pub fn spec() -> ToolSpec {
 /// Runs `lean_todo`.
 pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, HostError> {
     let runtime = call.runtime(&state.registry).await?;
-    let mut events = runtime.documents().subscribe();
-    let mut document = call.document(&runtime).await?.document;
+    let set = runtime.documents();
+    let caller = call.caller();
+    let mut events = set.mirror().subscribe();
+    let (_pin, synced) = call.document(&runtime).await?;
+    let mut document = synced.document;
     call.check_version(&document)?;
     let query = Query::read(call, &document)?;
     if query.needs_diagnostics() {
         let live = LiveDiagnostics::Off;
-        document = barrier(call, &runtime, document, &mut events, live).await?;
+        document = barrier(set, document, &caller, live, &mut events, Follow::AnyText).await?;
         call.check_version(&document)?;
     }
     let mut items = text_items(&query, &document);
     items.extend(diagnostic_items(&query, &document));
     if query.wants(Kind::CodeAction) {
-        items.extend(code_action_items(call, &runtime, &document, query.range).await?);
+        items.extend(code_action_items(call, set, &document, query.range).await?);
     }
     if query.suggest {
         for item in items
             .iter_mut()
             .filter(|i| matches!(i.kind, Kind::Sorry | Kind::Hole))
         {
-            suggest::add_goals(call, &runtime, &document, item).await?;
+            suggest::add_goals(set, &caller, &document, item).await?;
         }
     }
-    still_current(call, &runtime, &document)?;
+    still_current(call, set, &document)?;
     item::sort(&mut items);
     Ok(json!({
         "version": document.version,
@@ -174,7 +177,7 @@ fn diagnostic_items(query: &Query, document: &Document) -> Vec<Item> {
 /// The code actions Lean offers for the range, asked about one command at a time (`commands`).
 async fn code_action_items(
     call: &LeanCall<'_>,
-    runtime: &Runtime,
+    set: &DocumentSet,
     document: &Document,
     query: Range,
 ) -> Result<Vec<Item>, HostError> {
@@ -191,7 +194,8 @@ async fn code_action_items(
             "range": range.to_json(),
             "context": {"diagnostics": in_range},
         });
-        let answer = ask(call, runtime, document, "textDocument/codeAction", params).await?;
+        let method = "textDocument/codeAction";
+        let answer = ask_once(set, document, &call.caller(), method, params).await?;
         let Value::Array(actions) = answer else {
             continue;
         };
@@ -231,14 +235,15 @@ fn same_edit(a: &Item, b: &Item) -> bool {
 /// Fails when the document is no longer at the version the items were computed for.
 fn still_current(
     call: &LeanCall<'_>,
-    runtime: &Runtime,
+    set: &DocumentSet,
     document: &Document,
 ) -> Result<(), HostError> {
-    match runtime.documents().get(&document.uri) {
+    match set.mirror().get(&document.uri) {
         Some(current) => call.check_version(&current),
-        None => Err(HostError::new(
-            code::CONTENT_MODIFIED,
-            format!("{} was closed while Lean was asked", call.path_argument()),
-        )),
+        None => Err(HostError::internal(format!(
+            "{} was closed while this call held it (a bug of lean-beam-mcp's: see its log); call \
+             again",
+            call.path_argument()
+        ))),
     }
 }

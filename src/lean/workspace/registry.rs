@@ -8,12 +8,17 @@
 //! 2. A runtime whose server has exited, or whose Lake configuration (`lakefile.*`,
 //!    `lake-manifest.json`, `lean-toolchain`) changed since it started, is replaced by a new one
 //!    (the next epoch) on the next use, and that use gets a note saying why for its result.
+//!    A runtime replaced for a configuration change is retired first: calls still using it get
+//!    `contentModified` (`lakeConfigurationChanged`) rather than a Lean that seems to have died.
 //! 3. A failed start is every waiting caller's error; the next use tries again. A start that
-//!    panics is a failed start.
-//! 4. [`Registry::evict`] removes a root's runtime and shuts it down (one still starting is
-//!    killed); [`Registry::shutdown_all`] and [`Registry::kill_all`] end every runtime at the
-//!    host's end, `kill_all` also those still starting and those being retired, and every
-//!    one-shot `lake` command ([`Registry::track`]) still running.
+//!    panics is a failed start. A failed start holds no place: it counts against no bound.
+//! 4. [`Registry::evict`] removes a root's runtime and shuts it down; [`Registry::shutdown_all`]
+//!    and [`Registry::kill_all`] end every runtime at the host's end, `kill_all` also those
+//!    still starting and those being retired, and every one-shot `lake` command
+//!    ([`Registry::track`]) still running. [`Registry::drop_requested`], called when a drop is
+//!    admitted (before the fence waits for the calls before it), stops the root's start in
+//!    progress and refuses new ones (`runtimeSetup`, `workspaceDropped`) until the drop has run:
+//!    a drop never waits for a Lean that will not finish starting.
 //! 5. A workspace's document versions and runtime epochs continue across its runtimes (restarts
 //!    and evictions): a version a caller saw is never reused for other text, and an epoch never
 //!    names two runtimes.
@@ -29,6 +34,7 @@ use std::time::{Duration, Instant};
 
 use futures_util::FutureExt;
 use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
 
 use crate::lean::error::{HostError, code};
 use crate::lean::options::HostOptions;
@@ -52,6 +58,15 @@ enum SlotState {
 struct Slot {
     state: watch::Receiver<SlotState>,
     usage: Arc<Usage>,
+    /// Stops the start while it is in progress.
+    abort: CancellationToken,
+}
+
+impl Slot {
+    /// Whether it holds a place (a start in progress or a runtime), unlike a failed start.
+    fn holds_a_place(&self) -> bool {
+        !matches!(*self.state.borrow(), SlotState::Failed(_))
+    }
 }
 
 /// How a workspace's runtime is used: the calls holding it, and when the last one let go.
@@ -111,6 +126,8 @@ pub struct Registry {
     epochs: Mutex<HashMap<WorkspaceRoot, u64>>,
     stats: Arc<Stats>,
     first_start: Mutex<Option<Instant>>,
+    /// Roots with drops admitted and not yet run, and whether one of them stopped a start.
+    dropping: Mutex<HashMap<WorkspaceRoot, (usize, bool)>>,
 }
 
 impl Registry {
@@ -124,6 +141,7 @@ impl Registry {
             epochs: Mutex::default(),
             stats,
             first_start: Mutex::default(),
+            dropping: Mutex::default(),
         }
     }
 
@@ -135,6 +153,9 @@ impl Registry {
     pub async fn runtime(&self, root: &WorkspaceRoot) -> Result<Acquired, HostError> {
         let (state, in_use, started, note) = {
             let mut slots = self.lock();
+            if lock(&self.dropping).contains_key(root) {
+                return Err(crate::lean::server::dropped(root.path()));
+            }
             let current = slots
                 .get(root)
                 .map(|slot| (slot.state.clone(), InUse::new(&slot.usage)));
@@ -161,7 +182,10 @@ impl Registry {
                                         in_use,
                                     });
                                 }
-                                Some(note) => {
+                                Some((note, why)) => {
+                                    if let Some(why) = why {
+                                        runtime.retire(why);
+                                    }
                                     tokio::spawn(async move { runtime.shutdown().await });
                                     let (state, in_use) = self.start(&mut slots, root);
                                     (state, in_use, Some(true), Some(note))
@@ -182,6 +206,7 @@ impl Registry {
     /// fewer than `--max-workspaces` run (busy ones are never shut down, so a burst of calls
     /// to many workspaces may exceed the bound until they end).
     fn make_room(&self, slots: &mut HashMap<WorkspaceRoot, Slot>) {
+        slots.retain(|_, slot| slot.holds_a_place());
         while slots.len() >= self.options.max_workspaces {
             let victim = slots
                 .iter()
@@ -245,6 +270,7 @@ impl Registry {
         let epoch = self.next_epoch(root);
         lock(&self.epochs).insert(root.clone(), epoch);
         let (tx, rx) = watch::channel(SlotState::Starting);
+        let abort = CancellationToken::new();
         let usage = Arc::new(Usage {
             users: AtomicUsize::new(0),
             last_used: Mutex::new(Instant::now()),
@@ -255,6 +281,7 @@ impl Registry {
             Slot {
                 state: rx.clone(),
                 usage,
+                abort: abort.clone(),
             },
         );
         lock(&self.first_start).get_or_insert_with(Instant::now);
@@ -272,8 +299,9 @@ impl Registry {
                 groups.push((root, killer));
             }
         };
-        let start = Runtime::start(root.clone(), epoch, options, memory, on_spawn);
+        let root = root.clone();
         tokio::spawn(async move {
+            let start = Runtime::start(root, epoch, &options, memory, on_spawn, &abort);
             let state = match std::panic::AssertUnwindSafe(start).catch_unwind().await {
                 Ok(Ok(runtime)) => SlotState::Ready(Arc::new(runtime)),
                 Ok(Err(error)) => SlotState::Failed(error),
@@ -305,9 +333,10 @@ impl Registry {
                 in_use,
             }),
             Ok(SlotState::Failed(error)) => Err(error),
-            Ok(SlotState::Starting) | Err(_) => Err(HostError::new(
-                code::RUNTIME_SETUP,
+            Ok(SlotState::Starting) | Err(_) => Err(HostError::runtime_setup(
+                "workspaceDropped",
                 "the Lean runtime was dropped while it started; try again",
+                Vec::new(),
             )),
         }
     }
@@ -323,6 +352,14 @@ impl Registry {
             .collect()
     }
 
+    /// The root's runtime if one is ready, without starting or restarting anything.
+    pub fn running_for(&self, root: &WorkspaceRoot) -> Option<Arc<Runtime>> {
+        match &*self.lock().get(root)?.state.borrow() {
+            SlotState::Ready(runtime) => Some(runtime.clone()),
+            _ => None,
+        }
+    }
+
     /// Whether a Lean server is running (ready and alive) for some workspace.
     pub fn is_active(&self) -> bool {
         self.running().iter().any(|r| r.is_alive())
@@ -333,16 +370,48 @@ impl Registry {
         *lock(&self.first_start)
     }
 
+    /// A drop of `root` was admitted (see the contract): its start in progress is stopped, and
+    /// no new one begins until [`Registry::evict`] has run.
+    pub fn drop_requested(&self, root: &WorkspaceRoot) {
+        let slots = self.lock();
+        let mut dropping = lock(&self.dropping);
+        let (count, stopped) = dropping.entry(root.clone()).or_default();
+        *count += 1;
+        if let Some(slot) = slots.get(root)
+            && matches!(*slot.state.borrow(), SlotState::Starting)
+        {
+            slot.abort.cancel();
+            *stopped = true;
+            self.kill_groups(|r| r == root);
+        }
+    }
+
     /// Removes the root's runtime and shuts it down; `false` when there was none (a failed
-    /// start leaves none). A runtime still starting is killed, so its start fails at once.
+    /// start leaves none), unless a drop of it stopped a start. A runtime still starting is
+    /// stopped, so its start fails at once.
     pub async fn evict(&self, root: &WorkspaceRoot) -> bool {
+        let stopped = {
+            let mut dropping = lock(&self.dropping);
+            match dropping.get_mut(root) {
+                Some((count, stopped)) => {
+                    let was = *stopped;
+                    *count -= 1;
+                    if *count == 0 {
+                        dropping.remove(root);
+                    }
+                    was
+                }
+                None => false,
+            }
+        };
         let Some(slot) = self.lock().remove(root) else {
-            return false;
+            return stopped;
         };
         self.stats.forget(root);
         let mut state = slot.state;
         let starting = matches!(*state.borrow(), SlotState::Starting);
         if starting {
+            slot.abort.cancel();
             self.kill_groups(|r| r == root);
         }
         let settled = state
@@ -354,7 +423,7 @@ impl Registry {
                 runtime.shutdown().await;
                 true
             }
-            _ => starting,
+            _ => starting || stopped,
         }
     }
 
@@ -391,20 +460,25 @@ impl Registry {
     }
 }
 
-/// Why a running runtime must be replaced before use, if it must.
-fn replacement(runtime: &Runtime, next_epoch: u64) -> Option<String> {
+/// Why a running runtime must be replaced before use, if it must: the note for the result, and
+/// the error calls still using it get.
+fn replacement(runtime: &Runtime, next_epoch: u64) -> Option<(String, Option<HostError>)> {
     if !runtime.is_alive() {
-        return Some(format!(
-            "the Lean server for this workspace had exited; it was restarted (start {next_epoch}) \
-             and documents are reopened from disk"
+        return Some((
+            format!(
+                "the Lean server for this workspace had exited; it was restarted (start \
+                 {next_epoch}) and documents are reopened from disk"
+            ),
+            None,
         ));
     }
     let changed = runtime.config_changes();
     (!changed.is_empty()).then(|| {
-        format!(
+        let note = format!(
             "Lake configuration changed ({}); the Lean server was restarted to load it",
             changed.join(", ")
-        )
+        );
+        (note, Some(HostError::lake_configuration_changed(&changed)))
     })
 }
 

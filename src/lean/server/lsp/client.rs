@@ -18,19 +18,23 @@
 //!    unreadable frames included) is written to it, in the order it was sent or received.
 //! 6. Once the last [`LspClient`] clone and [`PendingRequest`] are dropped, the writer ends and
 //!    closes the server's stdin: a client holds nothing of a server it no longer uses.
+//! 7. What is queued for the server's stdin is bounded (`outbox`): a request, and a [`Batch`] of
+//!    notifications, first wait for room; cancellations, answers to the server and
+//!    [`LspClient::notify_control`] never wait.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufRead, AsyncWrite, AsyncWriteExt};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::io::{AsyncBufRead, AsyncWrite};
+use tokio::sync::{oneshot, watch};
 
 use super::framing::{FrameReader, encode};
+use super::outbox::{Outbox, Room, write_frames};
 use crate::trace::Stream;
 
 /// Why a request got no result.
@@ -60,7 +64,7 @@ type Answer = Result<Value, LspError>;
 #[derive(Debug)]
 struct Shared {
     pending: Mutex<HashMap<i64, oneshot::Sender<Answer>>>,
-    out: mpsc::UnboundedSender<Vec<u8>>,
+    out: Outbox,
     next_id: AtomicI64,
     sent: AtomicU64,
     closed: watch::Sender<Option<String>>,
@@ -68,13 +72,20 @@ struct Shared {
 }
 
 impl Shared {
-    fn send(&self, message: &Value) -> bool {
-        let body = serde_json::to_vec(message).expect("serializing JSON values cannot fail");
+    /// The message framed, counted and traced, as it is queued.
+    fn frame(&self, body: &[u8]) -> Vec<u8> {
         self.sent.fetch_add(1, Ordering::Relaxed);
         if let Some(trace) = &self.trace {
-            trace.write("beam→lean", &body);
+            trace.write("beam→lean", body);
         }
-        self.out.send(encode(&body)).is_ok()
+        encode(body)
+    }
+
+    /// Queues a control message (see the contract).
+    fn send(&self, message: &Value) -> bool {
+        let body = serde_json::to_vec(message).expect("serializing JSON values cannot fail");
+        let frame = self.frame(&body);
+        self.out.control(frame)
     }
 
     /// Marks the connection closed and fails every pending request. Both happen under the
@@ -110,7 +121,7 @@ impl LspClient {
         inbox: Arc<dyn Inbox>,
         trace: Option<Stream>,
     ) -> LspClient {
-        let (out, frames) = mpsc::unbounded_channel();
+        let (out, frames) = Outbox::new();
         let shared = Arc::new(Shared {
             pending: Mutex::new(HashMap::new()),
             out,
@@ -121,14 +132,25 @@ impl LspClient {
         });
         // The writer holds the client weakly: it ends (closing the server's stdin) once the last
         // client and request are gone, rather than keeping itself alive through `out`.
-        tokio::spawn(write_frames(input, frames, Arc::downgrade(&shared)));
+        let writer = Arc::downgrade(&shared);
+        tokio::spawn(async move {
+            if let Some(e) = write_frames(input, frames).await
+                && let Some(shared) = writer.upgrade()
+            {
+                shared.close(format!("writing to the server failed: {e}"));
+            }
+        });
         tokio::spawn(read_frames(FrameReader::new(output), shared.clone(), inbox));
         LspClient { shared }
     }
 
-    /// Sends a request; the returned future resolves with its result.
-    pub fn request(&self, method: &str, params: Value) -> PendingRequest {
+    /// Sends a request once there is room for it (see the contract); the returned request
+    /// resolves with its result. Dropped before it is sent, nothing is sent.
+    pub async fn request(&self, method: &str, params: Value) -> PendingRequest {
         let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        let body = serde_json::to_vec(&message).expect("serializing JSON values cannot fail");
+        let room = self.shared.out.room(body.len()).await;
         let (tx, rx) = oneshot::channel();
         let admitted = {
             let mut pending = self
@@ -149,8 +171,7 @@ impl LspClient {
             }
         };
         if admitted {
-            let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-            self.shared.send(&message);
+            room.send(self.shared.frame(&body));
         }
         PendingRequest {
             id,
@@ -160,8 +181,19 @@ impl LspClient {
         }
     }
 
-    /// Sends a notification; `false` when the connection is gone.
-    pub fn notify(&self, method: &str, params: Value) -> bool {
+    /// Waits for room for about `bytes` of notifications, to be queued together later without
+    /// waiting (see [`Batch`]).
+    pub async fn batch(&self, bytes: usize) -> Batch {
+        Batch {
+            room: Some(self.shared.out.room(bytes).await),
+            shared: self.shared.clone(),
+            frames: Vec::new(),
+        }
+    }
+
+    /// Sends a small notification at once, without waiting for room (see the contract); `false`
+    /// when the connection is gone.
+    pub fn notify_control(&self, method: &str, params: Value) -> bool {
         self.shared
             .send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
     }
@@ -187,6 +219,34 @@ impl LspClient {
     /// Marks the connection gone (for a caller that killed the server): pending requests fail.
     pub fn close(&self, reason: &str) {
         self.shared.close(reason.into());
+    }
+}
+
+/// Notifications queued together in room taken beforehand, so that code which must not wait
+/// between deciding them and queueing them (under a lock) does not.
+#[derive(Debug)]
+pub struct Batch {
+    room: Option<Room>,
+    shared: Arc<Shared>,
+    frames: Vec<u8>,
+}
+
+impl Batch {
+    /// Adds a notification.
+    pub fn notify(&mut self, method: &str, params: Value) {
+        let message = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        let body = serde_json::to_vec(&message).expect("serializing JSON values cannot fail");
+        let frame = self.shared.frame(&body);
+        self.frames.extend_from_slice(&frame);
+    }
+
+    /// Queues what was added, in order; `false` when the connection is gone.
+    pub fn send(mut self) -> bool {
+        let frames = std::mem::take(&mut self.frames);
+        match self.room.take() {
+            Some(room) if !frames.is_empty() => room.send(frames),
+            _ => true,
+        }
     }
 }
 
@@ -229,29 +289,6 @@ impl Drop for PendingRequest {
             self.shared.send(&json!({
                 "jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": self.id}
             }));
-        }
-    }
-}
-
-async fn write_frames(
-    mut input: impl AsyncWrite + Unpin,
-    mut frames: mpsc::UnboundedReceiver<Vec<u8>>,
-    shared: Weak<Shared>,
-) {
-    while let Some(frame) = frames.recv().await {
-        let written = async {
-            input.write_all(&frame).await?;
-            // Flush only when nothing else is queued: a burst goes out in one write.
-            if frames.is_empty() {
-                input.flush().await?;
-            }
-            Ok::<(), std::io::Error>(())
-        };
-        if let Err(e) = written.await {
-            if let Some(shared) = shared.upgrade() {
-                shared.close(format!("writing to the server failed: {e}"));
-            }
-            return;
         }
     }
 }
@@ -352,7 +389,7 @@ fn answer_server_request(shared: &Shared, method: &str, id: Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tokio::io::{BufReader, DuplexStream, duplex};
+    use tokio::io::{AsyncWriteExt, BufReader, DuplexStream, duplex};
 
     #[derive(Default)]
     struct Seen(Mutex<Vec<String>>);
@@ -387,7 +424,9 @@ mod tests {
     #[tokio::test]
     async fn notifications_are_seen_before_the_response_that_follows_them() {
         let (client, seen, mut server_in, mut server_out) = wired();
-        let barrier = client.request("textDocument/waitForDiagnostics", json!({}));
+        let barrier = client
+            .request("textDocument/waitForDiagnostics", json!({}))
+            .await;
         let request = read_message(&mut server_in).await;
         assert_eq!(request["id"], 0);
         write_message(
@@ -421,7 +460,7 @@ mod tests {
             seen,
             Some(stream.clone()),
         );
-        let hover = client.request("textDocument/hover", json!({}));
+        let hover = client.request("textDocument/hover", json!({})).await;
         read_message(&mut server_in).await;
         write_message(
             &mut server_out,
@@ -447,7 +486,7 @@ mod tests {
     #[tokio::test]
     async fn dropping_a_pending_request_cancels_it_on_the_server() {
         let (client, _seen, mut server_in, _server_out) = wired();
-        let pending = client.request("$/lean/plainGoal", json!({}));
+        let pending = client.request("$/lean/plainGoal", json!({})).await;
         let sent = read_message(&mut server_in).await;
         drop(pending);
         let cancel = read_message(&mut server_in).await;
@@ -483,7 +522,7 @@ mod tests {
         // Found by the lsp_client fuzz target: the writer task kept the client alive, so the
         // stdin of every server the host had replaced stayed open, with the task, for good.
         let (client, _seen, mut server_in, server_out) = wired();
-        let pending = client.request("textDocument/hover", json!({}));
+        let pending = client.request("textDocument/hover", json!({})).await;
         drop(server_out);
         assert!(matches!(pending.await, Err(LspError::Closed(_))));
         drop(client);
@@ -499,12 +538,12 @@ mod tests {
     #[tokio::test]
     async fn a_closed_stream_fails_pending_and_later_requests() {
         let (client, _seen, mut server_in, server_out) = wired();
-        let pending = client.request("textDocument/hover", json!({}));
+        let pending = client.request("textDocument/hover", json!({})).await;
         read_message(&mut server_in).await;
         drop(server_out);
         assert!(matches!(pending.await, Err(LspError::Closed(_))));
         assert!(matches!(
-            client.request("textDocument/hover", json!({})).await,
+            client.request("textDocument/hover", json!({})).await.await,
             Err(LspError::Closed(_))
         ));
         let reason = client.closed_reason().expect("closed");

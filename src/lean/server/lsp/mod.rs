@@ -10,7 +10,8 @@
 
 mod client;
 mod framing;
+mod outbox;
 
-pub use client::{Inbox, LspClient, LspError};
+pub use client::{Batch, Inbox, LspClient, LspError};
 #[cfg(feature = "fuzzing")]
 pub use framing::{FrameReader, MAX_BODY, encode};

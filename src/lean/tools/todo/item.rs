@@ -21,9 +21,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::super::goals::parse_goal;
 use super::range::{Position, Range};
 use crate::lean::session::diagnostics::Diagnostic;
+use crate::lean::session::goals::parse_goal;
 
 /// The item kinds, in the schema's order (also their sort order).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

@@ -16,18 +16,18 @@
 
 use serde_json::{Value, json};
 
-use super::super::goals::parse_goal;
-use super::super::navigation::ask;
 use super::item::{Item, Kind, PROBE};
 use crate::lean::error::{HostError, code};
+use crate::lean::progress::Caller;
+use crate::lean::session::DocumentSet;
+use crate::lean::session::ask::ask_once;
+use crate::lean::session::goals::parse_goal;
 use crate::lean::session::mirror::Document;
-use crate::lean::tools::call::LeanCall;
-use crate::lean::workspace::runtime::Runtime;
 
 /// Adds what Lean knows at a `sorry` or hole item (see the contract).
 pub async fn add_goals(
-    call: &LeanCall<'_>,
-    runtime: &Runtime,
+    set: &DocumentSet,
+    caller: &Caller<'_>,
     document: &Document,
     item: &mut Item,
 ) -> Result<(), HostError> {
@@ -36,7 +36,7 @@ pub async fn add_goals(
         "position": item.range.start.to_json(),
     });
     if item.kind == Kind::Sorry {
-        let answer = ask(call, runtime, document, "$/lean/plainGoal", params.clone()).await;
+        let answer = ask_once(set, document, caller, "$/lean/plainGoal", params.clone()).await;
         if let Some(goals) = unless_no_snapshot(answer)?
             .as_ref()
             .and_then(|a| a.get("goals"))
@@ -55,7 +55,7 @@ pub async fn add_goals(
             return Ok(());
         }
     }
-    let answer = ask(call, runtime, document, "$/lean/plainTermGoal", params).await;
+    let answer = ask_once(set, document, caller, "$/lean/plainTermGoal", params).await;
     if let Some(goal) = unless_no_snapshot(answer)?
         .as_ref()
         .and_then(|a| a.get("goal"))

@@ -1,0 +1,119 @@
+//! Asking Lean about one open document, the way every tool does: one request, reported on while
+//! it waits, and a crashed worker revived once.
+//!
+//! Contract:
+//! 1. [`ask`] sends one request about the document, with params built from the document as it
+//!    stands when it is sent, through the server (bounded by the Lean timeout, cancellable).
+//!    While it waits, the document's live events are reported through the call's [`Reporter`];
+//!    events still queued when the answer arrives are reported before it returns (Lean sent them
+//!    first).
+//! 2. A request that fails because the document's worker died (-32901/-32902) while Lean is
+//!    still there is sent again once, after reviving the worker (a version-bumped `didChange`
+//!    of the same text), unless someone changed or revived the document meanwhile (then it is
+//!    only sent again).
+//! 3. A worker that crashes while the request waits (a fatal `fileProgress` that no error
+//!    explains) is revived at once, once: Lean holds requests for a crashed document until a
+//!    `didChange`, so without it the wait would last until the Lean timeout.
+//! 4. The document must be one the caller pins or leases: a document that is not open is a bug
+//!    of the host's, reported as `internalError`, never as the caller's fault.
+
+use std::pin::pin;
+
+use serde_json::Value;
+use tokio::sync::broadcast::Receiver;
+use tokio::sync::broadcast::error::RecvError;
+
+use super::mirror::{DocEvent, Document, EventKind};
+use super::report::{LiveDiagnostics, Reporter};
+use super::set::DocumentSet;
+use crate::lean::error::{HostError, code};
+use crate::lean::progress::Caller;
+
+/// Asks Lean `method` about `document` (see the contract); the answer, and the LSP version it
+/// concerns.
+pub async fn ask(
+    set: &DocumentSet,
+    document: &Document,
+    caller: &Caller<'_>,
+    live: LiveDiagnostics,
+    events: &mut Receiver<DocEvent>,
+    method: &str,
+    params: impl Fn(&Document) -> Value,
+) -> Result<(Value, i64), HostError> {
+    let mut reporter = Reporter::new(*caller, document, live);
+    let uri = document.uri.clone();
+    let request = with_revival(set, &uri, caller, method, params);
+    let mut request = pin!(request);
+    let mut revived = false;
+    let answer = loop {
+        tokio::select! {
+            biased;
+            answer = &mut request => break answer,
+            event = events.recv() => match event {
+                Ok(event) => {
+                    reporter.report(&event);
+                    let fatal = matches!(&event.kind, EventKind::Progress(p) if p.fatal);
+                    if fatal && !revived && *event.uri == *uri {
+                        revived = set.revive_if_still(&uri, event.lsp_version, false, caller).await;
+                    }
+                }
+                Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Closed) => break (&mut request).await,
+            },
+        }
+    };
+    reporter.drain(events);
+    answer
+}
+
+/// [`ask`] for a call that reports no live diagnostics and has no events of its own yet.
+pub async fn ask_once(
+    set: &DocumentSet,
+    document: &Document,
+    caller: &Caller<'_>,
+    method: &str,
+    params: Value,
+) -> Result<Value, HostError> {
+    let mut events = set.mirror().subscribe();
+    let params = |_: &Document| params.clone();
+    let live = LiveDiagnostics::Off;
+    let (answer, _) = ask(set, document, caller, live, &mut events, method, params).await?;
+    Ok(answer)
+}
+
+/// The request, sent again once after a crash (see the contract).
+async fn with_revival(
+    set: &DocumentSet,
+    uri: &str,
+    caller: &Caller<'_>,
+    method: &str,
+    params: impl Fn(&Document) -> Value,
+) -> Result<(Value, i64), HostError> {
+    let mut retried = false;
+    loop {
+        let document = set.mirror().get(uri).ok_or_else(|| {
+            HostError::internal(format!(
+                "{} is not open in Lean although this call holds it (a bug of lean-beam-mcp's: \
+                 see its log); call again",
+                caller.path
+            ))
+        })?;
+        let server = set.server();
+        let outcome = server
+            .request(method, params(&document), caller.cancel)
+            .await;
+        match outcome {
+            Err(error)
+                if !retried
+                    && matches!(error.code, code::WORKER_EXITED | code::WORKER_CRASHED)
+                    && server.is_alive()
+                    && server.retirement().is_none() =>
+            {
+                set.revive_if_still(uri, document.lsp_version, true, caller)
+                    .await;
+                retried = true;
+            }
+            other => return other.map(|answer| (answer, document.lsp_version)),
+        }
+    }
+}

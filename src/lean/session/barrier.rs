@@ -1,0 +1,82 @@
+//! The diagnostics barrier: everything Lean publishes for one version of a document, known to be
+//! in.
+//!
+//! Contract:
+//! 1. [`barrier`] asks `textDocument/waitForDiagnostics` for the document's current LSP version
+//!    (`ask`: reported on, bounded, cancellable, a crash revived once). Lean sends every
+//!    diagnostic of a version before that answer on one ordered stream, so when it resolves the
+//!    mirror holds the version's whole set. It is only ever asked for a version Lean was sent:
+//!    the set queues a version's text before the mirror shows it.
+//! 2. When the document moved on meanwhile, the barrier waits again for the version Lean now
+//!    has, so what it returns always describes one complete version. [`Follow::AnyText`] follows
+//!    any newer text (a real document another call changed); [`Follow::SameText`] only a
+//!    revival of the same text (a twin under its lease, which nobody else changes): any other
+//!    change is `internalError`, never another text's diagnostics.
+//! 3. A version whose imports are out of date is not final: `syncBarrierIncomplete`, with the
+//!    stale notices and a recovery plan.
+
+use serde_json::{Value, json};
+use tokio::sync::broadcast::Receiver;
+
+use super::ask::ask;
+use super::mirror::{DocEvent, Document};
+use super::report::LiveDiagnostics;
+use super::set::DocumentSet;
+use crate::lean::error::HostError;
+use crate::lean::progress::Caller;
+
+/// Which newer versions a barrier follows (see the contract).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Follow {
+    /// Any: the document is shared with other calls.
+    AnyText,
+    /// Only the same text revived: the caller holds the document alone.
+    SameText,
+}
+
+/// Waits until Lean has published everything for `document`'s current version (see the
+/// contract); the document as it then stands.
+pub async fn barrier(
+    set: &DocumentSet,
+    mut document: Document,
+    caller: &Caller<'_>,
+    live: LiveDiagnostics,
+    events: &mut Receiver<DocEvent>,
+    follow: Follow,
+) -> Result<Document, HostError> {
+    let method = "textDocument/waitForDiagnostics";
+    let params = |d: &Document| json!({"uri": &*d.uri, "version": d.lsp_version});
+    loop {
+        let (_, waited) = ask(set, &document, caller, live, events, method, params).await?;
+        let current = set.mirror().get(&document.uri).ok_or_else(|| {
+            HostError::internal(format!(
+                "{} was closed while this call held it (a bug of lean-beam-mcp's: see its log); \
+                 call again",
+                caller.path
+            ))
+        })?;
+        if current.lsp_version == waited {
+            if !current.stale.is_empty() {
+                return Err(stale_imports(caller.path, &current));
+            }
+            return Ok(current);
+        }
+        if follow == Follow::SameText && current.hash != document.hash {
+            return Err(HostError::internal(format!(
+                "the text of {}'s twin changed while a run held it (a bug of lean-beam-mcp's: \
+                 see its log); call again",
+                caller.path
+            )));
+        }
+        document = current;
+    }
+}
+
+fn stale_imports(path: &str, document: &Document) -> HostError {
+    let notices: Vec<Value> = document
+        .stale
+        .iter()
+        .map(|d| json!({"range": d.range(), "severity": d.severity_name(), "message": d.message}))
+        .collect();
+    HostError::stale_imports(path, document.version, notices)
+}

@@ -1,0 +1,706 @@
+//! The one owner of what Lean has open: the only code that sends `didOpen`, `didChange`,
+//! `didSave` and `didClose`, and the only writer of the mirror's places.
+//!
+//! Contract:
+//! 1. Every call that uses a document holds a [`Pin`] on it for its duration; a speculative run
+//!    holds a [`TwinLease`] on the document's one twin for the whole run. Lookup, pinning or
+//!    leasing, and making room happen in one critical section; there is one place (one entry, one
+//!    lock) per URI, so two runs never edit one Lean document.
+//! 2. Bounds are never exceeded. Pinning a document Lean does not have open when
+//!    `--max-documents` are open closes the least recently used real document nobody pins (with
+//!    its twin, when no run holds it); leasing a twin when `--max-twins` are open closes the
+//!    least recently used twin no run holds. When everything is in use the call waits, saying
+//!    so in a progress step, until something is given back; the wait is cancellable and bounded
+//!    by the Lean timeout.
+//! 3. Reading a file and giving Lean its text are serialized per document, so Lean keeps the
+//!    last text read. A text is given in one critical section with the mirror's change: the
+//!    first use sends `didOpen` with an explicit `dependencyBuildMode` (`once`: out-of-date
+//!    imports are built on open, and never again behind the caller's back), a changed text sends
+//!    `didChange` (full text) and, for a real file, `didSave` (so Lean tells importers their
+//!    imports are stale), an unchanged text sends nothing (a crashed one is revived). Messages
+//!    are queued in that critical section, so Lean receives versions in mirror order, and no
+//!    barrier can be asked for a version Lean has not been sent. Room in the queue to Lean is
+//!    taken before (`server/lsp/outbox.rs`).
+//! 4. [`DocumentSet::close`] waits for the document's users (and its twin's) to finish, takes no
+//!    new ones meanwhile, then closes it and its twin; a close that is cancelled closes nothing.
+//!    Everything given back, by a call that ends or is cancelled, goes back through this owner
+//!    at once: nothing is ever left out of the set yet open in Lean, or the reverse.
+//! 5. An on-disk twin's file (`speculation/twins.rs` places it) is written before Lean is given
+//!    its text and removed when the twin is closed, in the same step.
+
+use std::path::{Path, PathBuf};
+use std::pin::Pin as Pinned;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+use tokio::sync::futures::Notified;
+
+use super::mirror::{Document, Entry, Mirror, Role, State, Twin};
+use crate::lean::error::HostError;
+use crate::lean::progress::Caller;
+use crate::lean::server::LeanServer;
+use crate::lean::server::lsp::Batch;
+use crate::lean::text::Position;
+
+/// Room taken in the queue to Lean for a text of `len` bytes: JSON escaping may grow it.
+fn room_for(len: usize) -> usize {
+    len.saturating_mul(2).saturating_add(1024)
+}
+
+/// The bounds of one runtime's set.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Real documents open at once (`--max-documents`).
+    pub documents: usize,
+    /// Twins open at once (`--max-twins`).
+    pub twins: usize,
+    /// The longest wait for a place (the Lean timeout).
+    pub wait: Duration,
+}
+
+/// A document after [`Pin::sync`].
+#[derive(Debug, Clone)]
+pub struct Synced {
+    /// The document as Lean now has it.
+    pub document: Document,
+    /// Whether its text changed (or it was opened).
+    pub changed: bool,
+}
+
+/// Where a twin lives: its URI, and its file when it is written to disk.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    /// The twin's URI.
+    pub uri: Arc<str>,
+    /// Its file, for a twin on disk.
+    pub written: Option<PathBuf>,
+}
+
+/// The documents one Lean has open.
+#[derive(Debug, Clone)]
+pub struct DocumentSet {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    mirror: Arc<Mirror>,
+    server: Arc<LeanServer>,
+    limits: Limits,
+    closed_for_budget: AtomicU64,
+}
+
+/// A call's hold on a real document (see the contract).
+#[derive(Debug)]
+pub struct Pin {
+    set: DocumentSet,
+    uri: Arc<str>,
+}
+
+/// A run's hold on a document's twin (see the contract).
+#[derive(Debug)]
+pub struct TwinLease {
+    set: DocumentSet,
+    uri: Arc<str>,
+    written: Option<PathBuf>,
+}
+
+impl DocumentSet {
+    /// The set of `server`, over `mirror` (Lean's notifications reach it there).
+    pub fn new(mirror: Arc<Mirror>, server: Arc<LeanServer>, limits: Limits) -> DocumentSet {
+        DocumentSet {
+            inner: Arc::new(Inner {
+                mirror,
+                server,
+                limits,
+                closed_for_budget: AtomicU64::new(0),
+            }),
+        }
+    }
+
+    /// The mirror (what Lean has open and has said).
+    pub fn mirror(&self) -> &Mirror {
+        &self.inner.mirror
+    }
+
+    /// The Lean this set belongs to.
+    pub fn server(&self) -> &LeanServer {
+        &self.inner.server
+    }
+
+    /// Real documents closed to stay within `--max-documents` so far.
+    pub fn closed_for_budget(&self) -> u64 {
+        self.inner.closed_for_budget.load(Ordering::Relaxed)
+    }
+
+    /// Pins the real document `uri`, making a place for it if Lean does not have it open (see
+    /// the contract).
+    pub async fn pin(&self, uri: Arc<str>, caller: &Caller<'_>) -> Result<Pin, HostError> {
+        self.wait_for(caller, |set, state| set.try_pin(state, &uri))
+            .await?;
+        Ok(Pin {
+            set: self.clone(),
+            uri,
+        })
+    }
+
+    fn try_pin(&self, state: &mut State, uri: &Arc<str>) -> Result<(), String> {
+        state.clock += 1;
+        let now = state.clock;
+        if let Some(entry) = state.entries.get_mut(uri) {
+            if entry.closing {
+                return Err("waiting for lean_close of this file to finish".into());
+            }
+            entry.users += 1;
+            entry.last_used = now;
+            return Ok(());
+        }
+        let limit = self.inner.limits.documents.max(1);
+        let real = |e: &Entry| matches!(e.role, Role::Real);
+        if state.entries.values().filter(|e| real(e)).count() >= limit {
+            let Some(victim) = idle_real(state) else {
+                return Err(format!(
+                    "waiting for a document place: all {limit} documents Lean may keep open \
+                     (--max-documents {limit}) are in use by other calls"
+                ));
+            };
+            tracing::debug!(uri = %victim, "closing the least recently used document (budget)");
+            self.close_locked(state, &victim);
+            self.inner.closed_for_budget.fetch_add(1, Ordering::Relaxed);
+        }
+        state.entries.insert(uri.clone(), entry(Role::Real, now));
+        Ok(())
+    }
+
+    /// Leases the twin of the document `real` pins, made where `place` says (its argument:
+    /// whether twins are on disk now) if it has none (see the contract).
+    pub async fn lease_twin(
+        &self,
+        real: &Pin,
+        place: impl Fn(bool) -> Placement,
+        caller: &Caller<'_>,
+    ) -> Result<TwinLease, HostError> {
+        let (uri, written) = self
+            .wait_for(caller, |set, state| set.try_lease(state, &real.uri, &place))
+            .await?;
+        Ok(TwinLease {
+            set: self.clone(),
+            uri,
+            written,
+        })
+    }
+
+    fn try_lease(
+        &self,
+        state: &mut State,
+        real: &Arc<str>,
+        place: &dyn Fn(bool) -> Placement,
+    ) -> Result<(Arc<str>, Option<PathBuf>), String> {
+        state.clock += 1;
+        let now = state.clock;
+        if let Some((uri, entry)) = state.entries.iter_mut().find(|(_, e)| twin_of(e, real)) {
+            if entry.users > 0 || entry.closing {
+                return Err(
+                    "waiting for another speculative run on this file: one run at a time uses \
+                     a file's twin"
+                        .into(),
+                );
+            }
+            entry.users = 1;
+            entry.last_used = now;
+            return Ok((uri.clone(), written(entry)));
+        }
+        let limit = self.inner.limits.twins.max(1);
+        let twin = |e: &Entry| matches!(e.role, Role::Twin(_));
+        if state.entries.values().filter(|e| twin(e)).count() >= limit {
+            let victim = state
+                .entries
+                .iter()
+                .filter(|(_, e)| twin(e) && e.users == 0 && !e.closing)
+                .min_by_key(|(_, e)| e.last_used)
+                .map(|(uri, _)| uri.clone());
+            let Some(victim) = victim else {
+                return Err(format!(
+                    "waiting for a twin document: all {limit} twins Lean may keep open \
+                     (--max-twins {limit}) are in use by other speculative runs"
+                ));
+            };
+            self.close_locked(state, &victim);
+        }
+        let placement = place(state.twins_on_disk);
+        let role = Role::Twin(Twin {
+            real: real.clone(),
+            written: placement.written.clone(),
+            probe_start: Position::default(),
+        });
+        let mut made = entry(role, now);
+        made.users = 1;
+        state.entries.insert(placement.uri.clone(), made);
+        Ok((placement.uri, placement.written))
+    }
+
+    /// Runs `attempt` under the lock until it succeeds, waiting between attempts for something
+    /// to be given back (see the contract).
+    async fn wait_for<T>(
+        &self,
+        caller: &Caller<'_>,
+        mut attempt: impl FnMut(&DocumentSet, &mut State) -> Result<T, String>,
+    ) -> Result<T, HostError> {
+        let deadline = Instant::now() + self.inner.limits.wait;
+        let mut told = None;
+        loop {
+            let released = self.inner.mirror.released.notified();
+            let mut released: Pinned<&mut Notified<'_>> = std::pin::pin!(released);
+            let why = {
+                let mut state = self.inner.mirror.lock();
+                released.as_mut().enable();
+                match attempt(self, &mut state) {
+                    Ok(done) => return Ok(done),
+                    Err(why) => why,
+                }
+            };
+            if told.as_ref() != Some(&why) {
+                caller.step(&why);
+                told = Some(why.clone());
+            }
+            tokio::select! {
+                () = released => {}
+                () = caller.cancel.cancelled() => {
+                    return Err(HostError::cancelled(format!("cancelled while {why}")));
+                }
+                () = tokio::time::sleep_until(deadline.into()) => {
+                    return Err(HostError::place_timeout(&why, self.inner.limits.wait));
+                }
+            }
+        }
+    }
+
+    /// Closes the real document `uri` and its twin once nobody uses them (see the contract);
+    /// whether Lean had it open.
+    pub async fn close(&self, uri: &Arc<str>, caller: &Caller<'_>) -> Result<bool, HostError> {
+        let mut closing = Closing {
+            set: self,
+            uri,
+            marked: false,
+        };
+        let closed = self
+            .wait_for(caller, |set, state| {
+                let Some(entry) = state.entries.get_mut(uri) else {
+                    return Ok(false);
+                };
+                entry.closing = true;
+                closing.marked = true;
+                let twin_busy = state
+                    .entries
+                    .values()
+                    .any(|e| twin_of(e, uri) && e.users > 0);
+                let users = state.entries.get(uri).map_or(0, |e| e.users);
+                if users > 0 || twin_busy {
+                    return Err("waiting for the calls using this file to finish before \
+                                closing it"
+                        .into());
+                }
+                Ok(set.close_locked(state, uri))
+            })
+            .await?;
+        closing.marked = false;
+        self.inner.mirror.released.notify_waiters();
+        Ok(closed)
+    }
+
+    /// Closes `uri` in Lean now, with its twin when it is a real document; whether Lean had it
+    /// open. Call under the lock, for an entry nobody uses.
+    fn close_locked(&self, state: &mut State, uri: &Arc<str>) -> bool {
+        let Some(entry) = state.entries.remove(uri) else {
+            return false;
+        };
+        let open = entry.document.is_some();
+        if open {
+            let client = self.inner.server.client();
+            client.notify_control(
+                "textDocument/didClose",
+                json!({"textDocument": {"uri": &**uri}}),
+            );
+        }
+        match entry.role {
+            Role::Twin(twin) => remove_written(twin.written.as_deref()),
+            Role::Real => {
+                let twin = state
+                    .entries
+                    .iter()
+                    .find(|(_, e)| twin_of(e, uri))
+                    .map(|(twin, _)| twin.clone());
+                if let Some(twin) = twin {
+                    self.close_locked(state, &twin);
+                }
+            }
+        }
+        open
+    }
+
+    /// Gives Lean `text` as the whole of `uri`, a place `users` hold (see the contract).
+    async fn give(
+        &self,
+        uri: &Arc<str>,
+        text: Arc<str>,
+        save: bool,
+        probe_start: Option<Position>,
+        caller: &Caller<'_>,
+    ) -> Result<Synced, HostError> {
+        let batch = self.room(room_for(text.len()), caller).await?;
+        let mut state = self.inner.mirror.lock();
+        let entry = state
+            .entries
+            .get_mut(uri)
+            .expect("a place its caller holds stays in the set");
+        if let (Some(start), Role::Twin(twin)) = (probe_start, &mut entry.role) {
+            twin.probe_start = start;
+        }
+        let (synced, batch) = self.apply(entry, uri, text, save, batch);
+        batch.send();
+        Ok(synced)
+    }
+
+    /// Decides what Lean must be told for `entry` to have `text`, and records it.
+    fn apply(
+        &self,
+        entry: &mut Entry,
+        uri: &Arc<str>,
+        text: Arc<str>,
+        save: bool,
+        mut batch: Batch,
+    ) -> (Synced, Batch) {
+        let memory = &self.inner.mirror.memory;
+        let changed = match &entry.document {
+            None => {
+                let document = Document::given(uri.clone(), text.clone(), memory);
+                batch.notify(
+                    "textDocument/didOpen",
+                    json!({
+                        "textDocument": {
+                            "uri": &**uri, "languageId": "lean",
+                            "version": document.lsp_version, "text": &*text
+                        },
+                        "dependencyBuildMode": "once"
+                    }),
+                );
+                entry.document = Some(document);
+                true
+            }
+            Some(document) if document.hash != super::mirror::text_hash(&text) => {
+                let document = Document::given(uri.clone(), text.clone(), memory);
+                batch.notify(
+                    "textDocument/didChange",
+                    json!({
+                        "textDocument": {"uri": &**uri, "version": document.lsp_version},
+                        "contentChanges": [{"text": &*text}]
+                    }),
+                );
+                if save {
+                    batch.notify(
+                        "textDocument/didSave",
+                        json!({"textDocument": {"uri": &**uri}}),
+                    );
+                }
+                entry.document = Some(document);
+                true
+            }
+            Some(document) if document.crashed() => {
+                let revived = document.revived(memory);
+                revival(&mut batch, &revived);
+                entry.document = Some(revived);
+                false
+            }
+            Some(_) => false,
+        };
+        let document = entry.document.clone().expect("given just now");
+        (Synced { document, changed }, batch)
+    }
+
+    async fn room(&self, bytes: usize, caller: &Caller<'_>) -> Result<Batch, HostError> {
+        let timeout = self.inner.server.timeout();
+        tokio::select! {
+            batch = self.inner.server.client().batch(bytes) => Ok(batch),
+            () = caller.cancel.cancelled() => Err(HostError::cancelled(
+                "cancelled while waiting for Lean to read what it was sent",
+            )),
+            () = tokio::time::sleep(timeout) => Err(HostError::lean_timeout(
+                format!(
+                    "Lean did not read what it was sent within {timeout:?} (its input is full); \
+                     raise --lean-timeout-ms if it is busy"
+                ),
+                self.inner.server.stderr_tail(),
+            )),
+        }
+    }
+
+    /// Sends the version-bumped `didChange` that restarts a crashed worker, if Lean still has
+    /// the LSP version `seen` of `uri` (nobody changed or revived it since) and, unless
+    /// `known_dead`, the mirror says it crashed. Whether a revival was sent.
+    pub async fn revive_if_still(
+        &self,
+        uri: &str,
+        seen: i64,
+        known_dead: bool,
+        caller: &Caller<'_>,
+    ) -> bool {
+        let Some(len) = self.inner.mirror.get(uri).map(|d| d.text.len()) else {
+            return false;
+        };
+        let Ok(mut batch) = self.room(room_for(len), caller).await else {
+            return false;
+        };
+        let mut state = self.inner.mirror.lock();
+        let Some(document) = state.entries.get_mut(uri).and_then(|e| e.document.as_mut()) else {
+            return false;
+        };
+        if document.lsp_version != seen || !(known_dead || document.crashed()) {
+            return false;
+        }
+        let revived = document.revived(&self.inner.mirror.memory);
+        tracing::debug!(%uri, lsp_version = revived.lsp_version, "reviving a crashed Lean worker");
+        revival(&mut batch, &revived);
+        *document = revived;
+        batch.send();
+        true
+    }
+
+    /// Tells Lean that a module's artifacts were rewritten on disk (a checkpoint): `didSave` of
+    /// its source (a watched `.lean` change when it is not open), so open importers learn their
+    /// imports are out of date, then the `.ilean` change (`created` when it is new), so the
+    /// reference index reloads it (`lean-stock-speculation.md` §C, "After saving"). It never
+    /// waits, so a call that is being cancelled can still say it.
+    pub fn artifacts_rewritten(&self, source: &str, ilean: &str, created: bool) {
+        const CREATED: u8 = 1;
+        const CHANGED: u8 = 2;
+        let state = self.inner.mirror.lock();
+        let client = self.inner.server.client();
+        let mut changes = Vec::new();
+        if state
+            .entries
+            .get(source)
+            .is_some_and(|e| e.document.is_some())
+        {
+            client.notify_control(
+                "textDocument/didSave",
+                json!({"textDocument": {"uri": source}}),
+            );
+        } else {
+            changes.push(json!({"uri": source, "type": CHANGED}));
+        }
+        let kind = if created { CREATED } else { CHANGED };
+        changes.push(json!({"uri": ilean, "type": kind}));
+        client.notify_control(
+            "workspace/didChangeWatchedFiles",
+            json!({ "changes": changes }),
+        );
+    }
+
+    /// For a location at `uri` ending at `end`: `None` when `uri` is no open twin's; else the
+    /// real file's URI when the location lies before the twin's probe (a twin is the real text
+    /// up to there), or `Some(None)` when it lies in the probe.
+    pub fn twin_location(&self, uri: &str, end: Position) -> Option<Option<Arc<str>>> {
+        let state = self.inner.mirror.lock();
+        match &state.entries.get(uri)?.role {
+            Role::Twin(twin) => Some((end <= twin.probe_start).then(|| twin.real.clone())),
+            Role::Real => None,
+        }
+    }
+
+    /// Removes every twin file on disk, for the runtime's end (Lean is gone).
+    pub fn forget_twin_files(&self) {
+        let mut state = self.inner.mirror.lock();
+        for (_, entry) in state.entries.drain() {
+            if let Role::Twin(twin) = entry.role {
+                remove_written(twin.written.as_deref());
+            }
+        }
+    }
+}
+
+impl Pin {
+    /// The document's URI.
+    pub fn uri(&self) -> &Arc<str> {
+        &self.uri
+    }
+
+    /// The document as Lean has it, once it was given a text.
+    pub fn document(&self) -> Option<Document> {
+        self.set.inner.mirror.get(&self.uri)
+    }
+
+    /// Reads `path` (this document's file) from disk and brings Lean's copy up to date (see the
+    /// contract).
+    pub async fn sync(&self, path: &Path, caller: &Caller<'_>) -> Result<Synced, HostError> {
+        let order = {
+            let state = self.set.inner.mirror.lock();
+            state.entries[&self.uri].order.clone()
+        };
+        let _in_order = order.lock().await;
+        let text: Arc<str> = tokio::fs::read_to_string(path)
+            .await
+            .map_err(|e| HostError::invalid_params(format!("cannot read {}: {e}", path.display())))?
+            .into();
+        self.set.give(&self.uri, text, true, None, caller).await
+    }
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        let mirror = &self.set.inner.mirror;
+        let mut state = mirror.lock();
+        if let Some(entry) = state.entries.get_mut(&self.uri) {
+            entry.users -= 1;
+            if entry.users == 0 && entry.document.is_none() {
+                state.entries.remove(&self.uri);
+            }
+        }
+        drop(state);
+        mirror.released.notify_waiters();
+    }
+}
+
+impl TwinLease {
+    /// The twin's URI.
+    pub fn uri(&self) -> &Arc<str> {
+        &self.uri
+    }
+
+    /// Whether the twin is written to disk.
+    pub fn is_written(&self) -> bool {
+        self.written.is_some()
+    }
+
+    /// Gives Lean `text` as the twin's whole text, whose probe starts at `probe_start`, writing
+    /// its file first when it lives on disk; never saved (nothing imports a twin).
+    pub async fn give(
+        &self,
+        text: &str,
+        probe_start: Position,
+        caller: &Caller<'_>,
+    ) -> Result<Document, HostError> {
+        if let Some(path) = &self.written {
+            write_twin(path, text).await?;
+        }
+        let given = self
+            .set
+            .give(&self.uri, text.into(), false, Some(probe_start), caller);
+        Ok(given.await?.document)
+    }
+
+    /// Closes this twin and moves the runtime's twins to disk for good (a Lake that cannot set
+    /// up a file that is not on disk); the next lease makes the twin there.
+    pub fn fall_back_to_disk(self) {
+        let mut state = self.set.inner.mirror.lock();
+        state.twins_on_disk = true;
+        if let Some(entry) = state.entries.get_mut(&self.uri) {
+            entry.users = 0;
+        }
+        self.set.close_locked(&mut state, &self.uri);
+    }
+}
+
+impl Drop for TwinLease {
+    fn drop(&mut self) {
+        let mirror = &self.set.inner.mirror;
+        if let Some(entry) = mirror.lock().entries.get_mut(&self.uri) {
+            entry.users = 0;
+        }
+        mirror.released.notify_waiters();
+    }
+}
+
+/// Clears a close's mark when the close is given up (cancelled, timed out).
+struct Closing<'a> {
+    set: &'a DocumentSet,
+    uri: &'a Arc<str>,
+    marked: bool,
+}
+
+impl Drop for Closing<'_> {
+    fn drop(&mut self) {
+        if !self.marked {
+            return;
+        }
+        let mirror = &self.set.inner.mirror;
+        if let Some(entry) = mirror.lock().entries.get_mut(self.uri) {
+            entry.closing = false;
+        }
+        mirror.released.notify_waiters();
+    }
+}
+
+fn entry(role: Role, now: u64) -> Entry {
+    Entry {
+        role,
+        document: None,
+        users: 1,
+        closing: false,
+        last_used: now,
+        order: Arc::default(),
+    }
+}
+
+fn twin_of(entry: &Entry, real: &str) -> bool {
+    matches!(&entry.role, Role::Twin(twin) if &*twin.real == real)
+}
+
+fn written(entry: &Entry) -> Option<PathBuf> {
+    match &entry.role {
+        Role::Twin(twin) => twin.written.clone(),
+        Role::Real => None,
+    }
+}
+
+/// The least recently used real document that may be closed: nobody pins it, no close waits on
+/// it, and no run holds its twin.
+fn idle_real(state: &State) -> Option<Arc<str>> {
+    let busy_twin = |real: &str| {
+        state
+            .entries
+            .values()
+            .any(|e| twin_of(e, real) && e.users > 0)
+    };
+    state
+        .entries
+        .iter()
+        .filter(|(uri, e)| {
+            matches!(e.role, Role::Real) && e.users == 0 && !e.closing && !busy_twin(uri)
+        })
+        .min_by_key(|(_, e)| e.last_used)
+        .map(|(uri, _)| uri.clone())
+}
+
+fn revival(batch: &mut Batch, document: &Document) {
+    batch.notify(
+        "textDocument/didChange",
+        json!({
+            "textDocument": {"uri": &*document.uri, "version": document.lsp_version},
+            "contentChanges": [{"text": &*document.text}]
+        }),
+    );
+}
+
+async fn write_twin(path: &Path, text: &str) -> Result<(), HostError> {
+    let write = async {
+        if let Some(dir) = path.parent() {
+            tokio::fs::create_dir_all(dir).await?;
+        }
+        tokio::fs::write(path, text).await
+    };
+    write.await.map_err(|e| {
+        HostError::internal(format!(
+            "cannot write the speculative twin {}: {e}; check that the workspace's .lake \
+             directory is writable",
+            path.display()
+        ))
+    })
+}
+
+fn remove_written(path: Option<&Path>) {
+    if let Some(path) = path {
+        let _ = std::fs::remove_file(path);
+    }
+}

@@ -1,0 +1,187 @@
+//! One speculative run: text tried at a position of a document, in its twin, without touching the
+//! document or its file.
+//!
+//! Contract:
+//! 1. [`start_at`] decides where and how a run starts. Where Lean has proof goals at the position
+//!    (`$/lean/plainGoal` is not empty; asked once per document version and position, see
+//!    `modes`) the text is a tactic block run in that proof state, anchored at the tactic that
+//!    starts the position's line when the position is in its indentation; elsewhere it is one
+//!    command.
+//! 2. [`run`] builds the twin's text (`probe`), refusing a command-mode text of more than one
+//!    command before Lean is asked. It leases the document's twin for the whole run (`session`:
+//!    runs on one file queue, runs on others do not, and never more twins than the bound), gives
+//!    Lean the text, waits for that exact text's diagnostics (the strict barrier), and reads the
+//!    verdict and, in tactic mode on success, the goals after the probe — all under the lease,
+//!    so no other run's text can answer. A Lake that cannot set up a sibling twin moves the
+//!    runtime's twins to disk, and the run is tried there, once.
+//! 3. The verdict is `{success, messages, traces, proof_state}`: `success` when the probe raised
+//!    no error; `proof_state` the goals after it (tactic mode, on success), else `null`.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use super::handles::HandleState;
+use super::modes::ProofModes;
+use super::probe::{self, TwinText};
+use super::twins;
+use crate::lean::error::HostError;
+use crate::lean::progress::Caller;
+use crate::lean::session::barrier::{Follow, barrier};
+use crate::lean::session::goals::plain_goals;
+use crate::lean::session::mirror::Document;
+use crate::lean::session::report::LiveDiagnostics;
+use crate::lean::session::{Pin, TwinLease};
+use crate::lean::text::{Position, offset_of};
+use crate::lean::workspace::runtime::Runtime;
+
+/// Where a `lean_run_at*` call at `at` of `document` runs `text`, and in which mode (see the
+/// contract).
+pub async fn start_at(
+    runtime: &Runtime,
+    document: &Document,
+    at: Position,
+    text: &str,
+    modes: &ProofModes,
+    caller: &Caller<'_>,
+) -> Result<HandleState, HostError> {
+    let Position { line, character } = at;
+    let mut character = character;
+    let known = modes.get(&document.uri, document.lsp_version, line, character);
+    let tactic = match known {
+        Some(tactic) => tactic,
+        None => {
+            let goals = plain_goals(runtime.documents(), document, at, caller).await?;
+            let tactic = goals.is_some_and(|goals| !goals.is_empty());
+            modes.remember(&document.uri, document.lsp_version, line, character, tactic);
+            tactic
+        }
+    };
+    if tactic {
+        // A position in a tactic's indentation means that tactic: the probe takes its column.
+        let text = document
+            .text
+            .split('\n')
+            .nth(line as usize)
+            .unwrap_or_default();
+        let indentation = text.len() - text.trim_start().len();
+        let column = text[..indentation].encode_utf16().count() as u32;
+        if character < column && !text.trim().is_empty() {
+            character = column;
+        }
+    }
+    Ok(HandleState {
+        workspace: runtime.root().key(),
+        epoch: runtime.epoch(),
+        uri: document.uri.to_string(),
+        version: document.version,
+        line,
+        character,
+        tactic,
+        steps: vec![text.to_owned()],
+    })
+}
+
+/// A run's verdict (see the contract).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Verdict {
+    /// The probe raised no error.
+    pub success: bool,
+    /// What it said, errors first as Lean ordered them.
+    pub messages: Vec<Value>,
+    /// Its `[class]` traces.
+    pub traces: Vec<String>,
+    /// The goals after it, in tactic mode on success.
+    pub proof_state: Value,
+}
+
+impl Verdict {
+    /// The verdict's result fields.
+    pub fn to_json(&self) -> Value {
+        json!({
+            "success": self.success,
+            "messages": self.messages,
+            "traces": self.traces,
+            "proof_state": self.proof_state,
+        })
+    }
+}
+
+/// Runs `start`'s steps in the twin of the document `real` pins, whose file is `file` and whose
+/// text is `document`'s (see the contract).
+pub async fn run(
+    runtime: &Runtime,
+    real: &Pin,
+    file: &Path,
+    document: &Document,
+    start: &HandleState,
+    caller: &Caller<'_>,
+) -> Result<Verdict, HostError> {
+    let last = start.steps.last().map(String::as_str).unwrap_or_default();
+    if !start.tactic {
+        let extra = probe::extra_commands(last);
+        if !extra.is_empty() {
+            return Ok(Verdict {
+                success: false,
+                messages: vec![
+                    json!({"severity": "error", "text": probe::one_command_message(&extra)}),
+                ],
+                traces: Vec::new(),
+                proof_state: Value::Null,
+            });
+        }
+    }
+    let anchor = offset_of(&document.text, Position::new(start.line, start.character));
+    let twin_text = probe::twin_text(&document.text, anchor, &start.steps, start.tactic);
+    let (ran, _lease) = in_twin(runtime, real, file, &twin_text, caller).await?;
+    let (success, messages, traces) = probe::outcome(&ran.diagnostics, twin_text.start);
+    let proof_state = if start.tactic && success {
+        plain_goals(runtime.documents(), &ran, twin_text.end, caller)
+            .await?
+            .map_or(Value::Null, |goals| json!({ "goals": goals }))
+    } else {
+        Value::Null
+    };
+    Ok(Verdict {
+        success,
+        messages,
+        traces,
+        proof_state,
+    })
+}
+
+/// Gives the file's twin `text` and waits until Lean has finished that text; the twin as it then
+/// stands, and the lease the rest of the run holds (see the contract).
+async fn in_twin(
+    runtime: &Runtime,
+    real: &Pin,
+    file: &Path,
+    text: &TwinText,
+    caller: &Caller<'_>,
+) -> Result<(Document, TwinLease), HostError> {
+    let set = runtime.documents();
+    let root = runtime.root().path();
+    let mut fell_back = false;
+    loop {
+        let place = |on_disk: bool| twins::placement(root, file, on_disk);
+        let lease = set.lease_twin(real, place, caller).await?;
+        let mut events = set.mirror().subscribe();
+        let given = lease.give(&text.text, text.start, caller).await?;
+        let live = LiveDiagnostics::Off;
+        let ran = barrier(set, given, caller, live, &mut events, Follow::SameText).await?;
+        let failed_setup = ran
+            .diagnostics
+            .iter()
+            .any(|d| twins::is_setup_failure(&d.message));
+        if failed_setup && !lease.is_written() && !fell_back {
+            tracing::info!(
+                uri = %lease.uri(),
+                "Lake cannot set up a file that is not on disk; twins move to .lake/beam/twins"
+            );
+            lease.fall_back_to_disk();
+            fell_back = true;
+            continue;
+        }
+        return Ok((ran, lease));
+    }
+}

@@ -1,0 +1,403 @@
+//! One owner for what Lean has open: concurrent calls never see each other's work. Runs on one
+//! file queue for its twin, runs beyond `--max-twins` wait for one, a document a call uses is
+//! never closed to make room, and calls that need no Lean start none. Each scenario is held in
+//! place with the fake's gates and synchronised on what the server reports while a call waits
+//! (a progress step saying so), never on time.
+
+use serde_json::{Value, json};
+
+use crate::harness::{Lean, Project, args};
+use crate::support::{call, notification, request};
+
+/// A theorem whose first tactic, `constructor`, is at 1:2.
+fn swap(name: &str) -> String {
+    format!(
+        "theorem {name} (p q : Prop) (hp : p) (hq : q) : q ∧ p := by\n  constructor\n  · exact hq\n  · exact hp\n"
+    )
+}
+
+/// Sends a `tools/call` with a progress token named after its id.
+fn send(lean: &mut Lean, id: i64, tool: &str, arguments: Value) {
+    let mut params = call(tool, arguments);
+    params["_meta"] = json!({"progressToken": format!("p{id}")});
+    lean.server.send(&request(id, "tools/call", params));
+}
+
+/// Waits until call `id` reports that it is waiting for something another call holds.
+fn waits(lean: &mut Lean, id: i64) -> String {
+    let token = format!("p{id}");
+    let step = lean.server.wait_for(&format!("call {id} waiting"), |m| {
+        m["method"] == "notifications/progress"
+            && m["params"]["progressToken"] == token.as_str()
+            && m["params"]["message"]
+                .as_str()
+                .is_some_and(|t| t.contains("waiting for"))
+    });
+    step["params"]["message"].as_str().unwrap().to_owned()
+}
+
+fn answer(lean: &mut Lean, id: i64) -> Value {
+    let response = lean.server.response(&json!(id));
+    assert_eq!(response["result"]["isError"], false, "{response}");
+    response["result"]["structuredContent"].clone()
+}
+
+fn targets(result: &Value) -> Vec<String> {
+    result["proof_state"]["goals"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no proof state: {result}"))
+        .iter()
+        .map(|g| g["target"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// The most documents Lean had open at once, replaying what it received: `(real, twins)`.
+pub fn peak_open(lean: &Lean) -> (usize, usize) {
+    let mut open = std::collections::HashSet::new();
+    let mut peak = (0, 0);
+    for message in lean.trace() {
+        if message.get("event") == Some(&json!("start")) {
+            open.clear();
+        }
+        if message["dir"] != "in" {
+            continue;
+        }
+        let Some(uri) = message["uri"].as_str() else {
+            continue;
+        };
+        match message["method"].as_str() {
+            Some("textDocument/didOpen") => {
+                open.insert(uri.to_owned());
+            }
+            Some("textDocument/didClose") => {
+                open.remove(uri);
+            }
+            _ => continue,
+        }
+        let twins = open
+            .iter()
+            .filter(|u| u.contains("beam-twin") || u.contains("/.lake/beam/"))
+            .count();
+        peak = (peak.0.max(open.len() - twins), peak.1.max(twins));
+    }
+    peak
+}
+
+fn starts(lean: &Lean) -> usize {
+    lean.trace()
+        .iter()
+        .filter(|t| t.get("event") == Some(&json!("start")))
+        .count()
+}
+
+#[test]
+fn overlapping_runs_on_one_file_get_their_own_verdicts_within_the_twin_bound() {
+    if crate::harness::fake_only("overlapping runs held at the fake's gates") {
+        return;
+    }
+    let project = Project::fixture();
+    for (file, name) in [("A", "a_swap"), ("B", "b_swap"), ("C", "c_swap")] {
+        project.write(&format!("Fixture/{file}.lean"), &swap(name));
+    }
+    let mut lean = Lean::start(&[&project], &["--max-twins", "2"], &[]);
+    let run = |lean: &mut Lean, id: i64, file: &str, text: &str| {
+        let path = format!("Fixture/{file}.lean");
+        let version = lean.ok("lean_sync", args(&project, &path, json!({})))["version"].clone();
+        let at = json!({"version": version, "line": 1, "character": 2, "text": text});
+        send(lean, id, "lean_run_at", args(&project, &path, at));
+    };
+    run(&mut lean, 101, "A", "-- fake: gate a\nconstructor");
+    run(&mut lean, 102, "B", "-- fake: gate b\nconstructor");
+    lean.gate_entered("a");
+    lean.gate_entered("b");
+    // Both twins are leased: a run on a third file waits for one instead of opening a third.
+    run(
+        &mut lean,
+        103,
+        "C",
+        "-- fake: gate c\nexact hp -- fake: error \"type mismatch\"",
+    );
+    let waiting = waits(&mut lean, 103);
+    assert!(waiting.contains("twin"), "{waiting}");
+    run(&mut lean, 104, "C", "exact ⟨hq, hp⟩");
+    waits(&mut lean, 104);
+    lean.open_gate("a");
+    assert_eq!(targets(&answer(&mut lean, 101)), ["q", "p"]);
+    lean.gate_entered("c");
+    lean.open_gate("c");
+    let failed = answer(&mut lean, 103);
+    assert_eq!(failed["success"], false, "{failed}");
+    assert_eq!(
+        failed["messages"],
+        json!([{"severity": "error", "text": "type mismatch"}])
+    );
+    let closed = answer(&mut lean, 104);
+    assert_eq!(closed["success"], true, "{closed}");
+    assert_eq!(closed["proof_state"], json!({"goals": []}));
+    lean.open_gate("b");
+    assert_eq!(targets(&answer(&mut lean, 102)), ["q", "p"]);
+    let stats = lean.ok("beam_stats", json!({}));
+    let session = &stats["workspaces"]["local:[root]"]["sessions"]["lean"];
+    assert!(session["twinCount"].as_u64().unwrap() <= 2, "{stats}");
+    assert_eq!(peak_open(&lean).1, 2, "Lean never had more than 2 twins");
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_document_a_call_uses_is_never_closed_to_make_room() {
+    if crate::harness::fake_only("syncs held at the fake's gates") {
+        return;
+    }
+    let project = Project::fixture();
+    project.write(
+        "Fixture/A.lean",
+        &format!("-- fake: gate a\n{}", swap("a_swap")),
+    );
+    project.write("Fixture/B.lean", &swap("b_swap"));
+    let mut lean = Lean::start(&[&project], &["--max-documents", "1"], &[]);
+    let sync = |file: &str| args(&project, &format!("Fixture/{file}.lean"), json!({}));
+    send(&mut lean, 201, "lean_sync", sync("A"));
+    lean.gate_entered("a");
+    send(&mut lean, 202, "lean_sync", sync("B"));
+    let waiting = waits(&mut lean, 202);
+    assert!(waiting.contains("--max-documents"), "{waiting}");
+    send(&mut lean, 203, "lean_sync", sync("A"));
+    send(&mut lean, 204, "lean_sync", sync("B"));
+    waits(&mut lean, 204);
+    lean.open_gate("a");
+    for id in [201, 202, 203, 204] {
+        let synced = answer(&mut lean, id);
+        assert_eq!(synced["version"], 1, "{synced}");
+        assert_eq!(synced["diagnostics"]["counts"]["error"], 0, "{synced}");
+    }
+    assert_eq!(peak_open(&lean).0, 1, "Lean never had two documents open");
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_request_in_flight_keeps_its_document_open() {
+    if crate::harness::fake_only("a hover held at the fake's gate") {
+        return;
+    }
+    let project = Project::fixture();
+    project.write(
+        "Fixture/A.lean",
+        "def one : Nat := 1\n-- fake: gate a\ndef two : Nat := 2\n",
+    );
+    project.write("Fixture/B.lean", &swap("b_swap"));
+    let mut lean = Lean::start(&[&project], &["--max-documents", "1"], &[]);
+    let a = "Fixture/A.lean";
+    let version = lean.ok("lean_update", args(&project, a, json!({})))["version"].clone();
+    // Lean answers a position past the gate only once elaboration gets there.
+    let at = json!({"version": version, "line": 2, "character": 4});
+    send(&mut lean, 301, "lean_hover", args(&project, a, at));
+    lean.gate_entered("a");
+    send(
+        &mut lean,
+        302,
+        "lean_sync",
+        args(&project, "Fixture/B.lean", json!({})),
+    );
+    waits(&mut lean, 302);
+    lean.open_gate("a");
+    let hover = answer(&mut lean, 301);
+    assert!(hover.to_string().contains("two"), "{hover}");
+    assert_eq!(answer(&mut lean, 302)["version"], 1);
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_release_needs_no_lean_even_for_a_deleted_file() {
+    if crate::harness::fake_only("counting lake serve starts") {
+        return;
+    }
+    let project = Project::fixture();
+    let basic = "Fixture/Basic.lean";
+    project.write("Fixture/A.lean", &swap("a_swap"));
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let handle = |lean: &mut Lean, path: &str, line: u64| {
+        let version = lean.ok("lean_sync", args(&project, path, json!({})))["version"].clone();
+        let at = json!({"version": version, "line": line, "character": 2, "text": "constructor"});
+        lean.ok("lean_run_at_handle", args(&project, path, at))["next_handle"].clone()
+    };
+    let kept = handle(&mut lean, basic, 23);
+    let gone = handle(&mut lean, "Fixture/A.lean", 1);
+    lean.ok(
+        "lean_drop_workspace",
+        json!({"workspace": project.descriptor()}),
+    );
+    project.wait_no_processes();
+    let released = lean.ok(
+        "lean_release",
+        args(&project, basic, json!({"handle": kept})),
+    );
+    assert_eq!(released["result"], Value::Null);
+    std::fs::remove_file(project.root().join("Fixture/A.lean")).unwrap();
+    let released = lean.ok(
+        "lean_release",
+        args(&project, "Fixture/A.lean", json!({"handle": gone})),
+    );
+    assert_eq!(released["result"], Value::Null);
+    let closed = lean.ok("lean_close", args(&project, basic, json!({})));
+    assert_eq!(closed["closed"], true);
+    assert_eq!(starts(&lean), 1, "releasing and closing start no Lean");
+    assert!(project.processes().is_empty());
+    let version = lean.ok("beam_version", json!({}));
+    assert_eq!(version["runtime_active"], false);
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_cancelled_save_still_tells_lean_of_the_artifacts_it_rewrote() {
+    if crate::harness::fake_only("a save held after its build wrote the artifacts") {
+        return;
+    }
+    let project = Project::fixture();
+    let basic = "Fixture/Basic.lean";
+    let text = project.read(basic);
+    project.write(basic, &format!("-- fake: build-gate-after built\n{text}"));
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.ok("lean_sync", args(&project, "Fixture/Uses.lean", json!({})));
+    send(
+        &mut lean,
+        401,
+        "lean_save",
+        args(&project, basic, json!({})),
+    );
+    lean.gate_entered("built");
+    lean.server.send(&notification(
+        "notifications/cancelled",
+        json!({"requestId": 401, "reason": "the agent moved on"}),
+    ));
+    // The artifacts on disk changed: Lean must hear of it, cancelled or not.
+    lean.wait_received("the rewritten Basic.ilean", |t| {
+        t["method"] == "workspace/didChangeWatchedFiles"
+            && t.to_string().contains("Fixture/Basic.ilean")
+    });
+    lean.open_gate("built");
+    let saved = lean.ok("lean_save", args(&project, basic, json!({})));
+    assert_eq!(saved["module"], "Fixture.Basic");
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_lake_configuration_change_supersedes_work_in_flight_with_a_typed_error() {
+    if crate::harness::fake_only("a sync held at the fake's gate") {
+        return;
+    }
+    let project = Project::fixture();
+    project.write(
+        "Fixture/A.lean",
+        &format!("-- fake: gate a\n{}", swap("a_swap")),
+    );
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    send(
+        &mut lean,
+        501,
+        "lean_sync",
+        args(&project, "Fixture/A.lean", json!({})),
+    );
+    lean.gate_entered("a");
+    let lakefile = project.read("lakefile.toml");
+    project.write("lakefile.toml", &format!("{lakefile}\n# a new option\n"));
+    let restarted = lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    let note = restarted["note"].as_str().unwrap_or_default();
+    assert!(note.contains("lakefile.toml"), "{restarted}");
+    let response = lean.server.response(&json!(501));
+    let error = &response["result"]["structuredContent"];
+    assert_eq!(error["code"], "contentModified", "{response}");
+    assert_eq!(error["data"]["reason"], "lakeConfigurationChanged");
+    assert_eq!(error["data"]["changed"], json!(["lakefile.toml"]));
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_failed_start_takes_no_place_of_a_healthy_workspace() {
+    if crate::harness::fake_only("a start failed with the fake's faults") {
+        return;
+    }
+    let healthy = Project::fixture();
+    let broken = Project::fixture();
+    let third = Project::fixture();
+    let scratch = tempfile::tempdir().unwrap();
+    let marker = scratch.path().join("fault-spent");
+    std::fs::write(&marker, b"").unwrap();
+    let marker = marker.display().to_string();
+    let env = [
+        ("FAKE_LEAN_FAULTS_ONCE", marker.as_str()),
+        ("FAKE_LAKE_EXIT", "1"),
+    ];
+    let mut lean = Lean::start(
+        &[&healthy, &broken, &third],
+        &["--max-workspaces", "2"],
+        &env,
+    );
+    let basic = "Fixture/Basic.lean";
+    lean.ok("lean_sync", args(&healthy, basic, json!({})));
+    std::fs::remove_file(&marker).unwrap();
+    lean.fails("lean_sync", args(&broken, basic, json!({})), "runtimeSetup");
+    lean.ok("lean_sync", args(&third, basic, json!({})));
+    let stats = lean.ok("beam_stats", json!({}));
+    let first = &stats["workspaces"]["local:[root]"];
+    assert_eq!(first["sessions"]["lean"]["active"], true, "{stats}");
+    assert_eq!(first["byBackend"]["lean"]["budgetShutdowns"], 0, "{stats}");
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_linear_handle_is_spent_once_however_many_runs_race_for_it() {
+    let project = Project::fixture();
+    let basic = "Fixture/Basic.lean";
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let version = lean.ok("lean_sync", args(&project, basic, json!({})))["version"].clone();
+    for round in 0..10 {
+        let at = json!({"version": version, "line": 23, "character": 2, "text": "constructor"});
+        let made = lean.ok("lean_run_at_handle", args(&project, basic, at));
+        let handle = made["next_handle"].clone();
+        let ids = [600 + 2 * round, 601 + 2 * round];
+        for id in ids {
+            let linear = json!({"handle": handle, "text": "· exact hq"});
+            send(
+                &mut lean,
+                id,
+                "lean_run_with_linear",
+                args(&project, basic, linear),
+            );
+        }
+        let mut spent = 0;
+        for id in ids {
+            let response = lean.server.response(&json!(id));
+            let result = &response["result"]["structuredContent"];
+            if response["result"]["isError"] == true {
+                assert_eq!(result["data"]["reason"], "handleConsumed", "{response}");
+            } else {
+                assert_eq!(result["success"], true, "{response}");
+                spent += 1;
+            }
+        }
+        assert_eq!(spent, 1, "one of two racing linear runs spends the handle");
+    }
+    lean.server.finish_clean();
+}
+
+#[test]
+fn dropping_a_workspace_whose_lean_never_finishes_starting_answers_at_once() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[("FAKE_LEAN_NO_INIT", "1")]);
+    send(
+        &mut lean,
+        701,
+        "lean_sync",
+        args(&project, "Fixture/Basic.lean", json!({})),
+    );
+    let dropped = lean.ok(
+        "lean_drop_workspace",
+        json!({"workspace": project.descriptor()}),
+    );
+    assert_eq!(dropped["dropped"], true, "{dropped}");
+    let response = lean.server.response(&json!(701));
+    let error = &response["result"]["structuredContent"];
+    assert_eq!(error["code"], "runtimeSetup", "{response}");
+    project.wait_no_processes();
+    lean.server.finish_clean();
+}
