@@ -74,6 +74,20 @@ pub fn offset_of(text: &str, position: Position) -> usize {
     text.len()
 }
 
+/// Why `at` lies outside `text`, if it does (a line past the last, or a column past its line's
+/// end), with the number of lines the text has.
+pub fn outside(text: &str, at: Position) -> Option<(String, usize)> {
+    let count = text.split('\n').count();
+    let Some(line) = text.split('\n').nth(at.line as usize) else {
+        return Some((format!("it has {count} lines (0 to {})", count - 1), count));
+    };
+    let width = line.trim_end_matches('\r').encode_utf16().count();
+    (at.character as usize > width).then(|| {
+        let why = format!("line {} is {width} UTF-16 code units long", at.line);
+        (why, count)
+    })
+}
+
 /// The `file://` URI of a path.
 pub fn file_uri(path: &Path) -> String {
     url::Url::from_file_path(path)
@@ -107,6 +121,25 @@ mod tests {
             text.find('\n').unwrap()
         );
         assert_eq!(offset_of(text, Position::new(9, 0)), text.len());
+    }
+
+    #[test]
+    fn a_position_is_inside_up_to_each_lines_end() {
+        let text = "ab\r\n𝓝\n";
+        assert_eq!(outside(text, Position::new(0, 2)), None);
+        assert_eq!(outside(text, Position::new(1, 2)), None);
+        assert_eq!(
+            outside(text, Position::new(2, 0)),
+            None,
+            "the empty last line"
+        );
+        let (why, lines) = outside(text, Position::new(0, 3)).unwrap();
+        assert_eq!(
+            (why.as_str(), lines),
+            ("line 0 is 2 UTF-16 code units long", 3)
+        );
+        let (why, _) = outside(text, Position::new(3, 0)).unwrap();
+        assert_eq!(why, "it has 3 lines (0 to 2)");
     }
 
     #[test]

@@ -363,7 +363,19 @@ fn every_hostile_input_gets_its_precise_answer_and_the_server_serves_on() {
         ),
         (
             "a line beyond the document",
+            json!({"version": 1, "line": 1000, "character": 0}),
+        ),
+        (
+            "a line beyond any LSP position",
             json!({"version": 1, "line": 9007199254740991u64, "character": 0}),
+        ),
+        (
+            "a line of 1e300",
+            json!({"version": 1, "line": 1e300, "character": 0}),
+        ),
+        (
+            "a version of 2^64",
+            json!({"version": 18446744073709551616.0, "line": 0, "character": 0}),
         ),
         (
             "a character beyond the line",

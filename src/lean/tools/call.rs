@@ -3,7 +3,8 @@
 //! workspace descriptor (and a note when Lean was restarted for it).
 //!
 //! Contract:
-//! 1. The workspace descriptor is validated before anything is started ([`LeanCall::new`]).
+//! 1. The workspace descriptor is validated before anything is started ([`LeanCall::new`]);
+//!    every other argument is read by its tool, into a type (`args`).
 //! 2. Waiting for a runtime to start is cancellable, and reports a progress step.
 //! 3. `path` is relative to the workspace root unless absolute; it must name an existing `.lean`
 //!    file inside the workspace (`invalidParams` otherwise, naming the path), except to close a
@@ -22,14 +23,15 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::args::Args;
 use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::session::mirror::Document;
 use crate::lean::session::{Pin, Synced};
 use crate::lean::speculation::twins::is_twin_uri;
-use crate::lean::text::file_uri;
+use crate::lean::text::{Position, file_uri, outside};
 use crate::lean::workspace::registry::{Acquired, InUse, Registry};
-use crate::lean::workspace::root::WorkspaceRoot;
+use crate::lean::workspace::root::{WorkspaceRoot, normalize};
 use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::CallContext;
 
@@ -38,11 +40,13 @@ pub struct LeanCall<'a> {
     /// The MCP call.
     pub ctx: &'a CallContext,
     /// Its arguments (already valid against the tool's schema).
-    pub args: &'a Value,
+    pub args: Args<'a>,
     /// Its workspace, canonical.
     pub root: WorkspaceRoot,
     /// Cancelled with the call.
     pub cancel: CancellationToken,
+    /// The `path` argument as given (results echo it); empty for a tool without one.
+    path: &'a str,
     note: Option<String>,
     /// The hold on the runtime for as long as the call lasts.
     in_use: Option<InUse>,
@@ -51,12 +55,14 @@ pub struct LeanCall<'a> {
 impl<'a> LeanCall<'a> {
     /// Validates the call's workspace descriptor.
     pub fn new(ctx: &'a CallContext, args: &'a Value) -> Result<Self, HostError> {
-        let root = WorkspaceRoot::resolve(args.get("workspace").unwrap_or(&Value::Null))?;
+        let args = Args(args);
+        let root = WorkspaceRoot::resolve(args.object("workspace")?)?;
         Ok(LeanCall {
             ctx,
             args,
             root,
             cancel: ctx.cancellation_token(),
+            path: args.optional_text("path")?.unwrap_or_default(),
             note: None,
             in_use: None,
         })
@@ -89,34 +95,14 @@ impl<'a> LeanCall<'a> {
         Ok(runtime)
     }
 
-    /// A string argument the schema requires.
-    pub fn text(&self, name: &str) -> &'a str {
-        self.args
-            .get(name)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-    }
-
-    /// An optional natural argument.
-    pub fn natural(&self, name: &str) -> Option<u64> {
-        let value = self.args.get(name)?;
-        // JSON Schema's integers include `100.0` and `1e2`; they mean 100.
-        value.as_u64().or_else(|| {
-            value
-                .as_f64()
-                .filter(|f| f.fract() == 0.0 && *f >= 0.0 && *f < u64::MAX as f64)
-                .map(|f| f as u64)
-        })
-    }
-
     /// The `path` argument as given (results echo it).
     pub fn path_argument(&self) -> &'a str {
-        self.text("path")
+        self.path
     }
 
     /// The file the `path` argument names, canonical.
     pub fn file(&self) -> Result<PathBuf, HostError> {
-        let given = self.path_argument();
+        let given = self.args.text("path")?;
         let joined = self.root.path().join(given);
         let bad = |why: String| {
             HostError::invalid_params(why)
@@ -152,9 +138,9 @@ impl<'a> LeanCall<'a> {
     /// normalized lexically (Lean may still have it open).
     pub fn file_to_close(&self) -> Result<PathBuf, HostError> {
         self.file().or_else(|error| {
-            let joined = self.root.path().join(self.path_argument());
+            let joined = self.root.path().join(self.args.text("path")?);
             match joined.try_exists() {
-                Ok(false) => Ok(crate::lean::workspace::root::normalize(&joined)),
+                Ok(false) => Ok(normalize(&joined)),
                 _ => Err(error),
             }
         })
@@ -165,7 +151,7 @@ impl<'a> LeanCall<'a> {
         Caller {
             observer: self.ctx,
             tool: self.ctx.tool(),
-            path: self.path_argument(),
+            path: self.path,
             cancel: &self.cancel,
         }
     }
@@ -185,55 +171,28 @@ impl<'a> LeanCall<'a> {
     }
 
     /// Checks the caller's `version` against the document's current one.
-    pub fn check_version(&self, document: &Document) -> Result<(), HostError> {
-        let expected = self.natural("version").unwrap_or_default();
-        if i64::try_from(expected).ok() == Some(document.version) {
+    pub fn check_version(&self, document: &Document, expected: i64) -> Result<(), HostError> {
+        if expected == document.version {
             return Ok(());
         }
         Err(HostError::version_mismatch(
-            self.path_argument(),
+            self.path,
             &document.uri,
-            i64::try_from(expected).unwrap_or(i64::MAX),
+            expected,
             document.version,
         ))
     }
 
-    /// The `{line, character}` arguments, checked to lie inside the document.
-    pub fn position(&self, document: &Document) -> Result<Value, HostError> {
-        self.position_of(document, "line", "character")
-    }
-
-    /// The position the arguments `line` and `character` name (e.g. `start_line`,
-    /// `start_character`), checked to lie inside the document.
-    pub fn position_of(
-        &self,
-        document: &Document,
-        line: &str,
-        character: &str,
-    ) -> Result<Value, HostError> {
-        let line = self.natural(line).unwrap_or_default();
-        let character = self.natural(character).unwrap_or_default();
-        let lines: Vec<&str> = document.text.split('\n').collect();
-        let outside = |why: String| {
-            HostError::invalid_params(format!(
-                "position {line}:{character} is outside the document: {why}"
+    /// `at`, checked to lie inside the document.
+    pub fn inside(&self, document: &Document, at: Position) -> Result<Position, HostError> {
+        match outside(&document.text, at) {
+            None => Ok(at),
+            Some((why, lines)) => Err(HostError::invalid_params(format!(
+                "position {}:{} is outside the document: {why}",
+                at.line, at.character
             ))
-            .with_data(json!({"line": line, "character": character, "lines": lines.len()}))
-        };
-        let Some(text) = usize::try_from(line).ok().and_then(|l| lines.get(l)) else {
-            return Err(outside(format!(
-                "it has {} lines (0 to {})",
-                lines.len(),
-                lines.len() - 1
-            )));
-        };
-        let width = text.trim_end_matches('\r').encode_utf16().count() as u64;
-        if character > width {
-            return Err(outside(format!(
-                "line {line} is {width} UTF-16 code units long"
-            )));
+            .with_data(json!({"line": at.line, "character": at.character, "lines": lines}))),
         }
-        Ok(json!({"line": line, "character": character}))
     }
 
     /// The result with the canonical workspace descriptor (and the restart note, if any).

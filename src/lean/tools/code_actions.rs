@@ -58,13 +58,14 @@ pub fn spec() -> ToolSpec {
 
 /// Runs `lean_code_action_resolve`.
 pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, HostError> {
-    let action = call.args.get("code_action").cloned().unwrap_or(Value::Null);
+    let version = call.args.version()?;
+    let action = call.args.object("code_action")?.clone();
     let uri = file_uri(&call.file()?);
     resolvable(&action, &uri, call.path_argument())?;
     let runtime = call.runtime(&state.registry).await?;
     let (_pin, synced) = call.document(&runtime).await?;
     let document = synced.document;
-    call.check_version(&document)?;
+    call.check_version(&document, version)?;
     let set = runtime.documents();
     let resolved = ask_once(set, &document, &call.caller(), "codeAction/resolve", action).await?;
     let resolved = for_client(resolved, &document).ok_or_else(|| {

@@ -140,7 +140,11 @@ async fn sync(call: &LeanCall<'_>, runtime: &Runtime, reopen: bool) -> Result<Va
     if reopen {
         set.close(&file_uri(&file).into(), &caller).await?;
     }
-    let all = call.text("diagnostic_scope") == "all";
+    let all = call
+        .args
+        .choice("diagnostic_scope", &["errors", "all"], Some("errors"))?
+        == "all";
+    let in_result = call.args.flag("diagnostics_in_result", false)?;
     let live = if all {
         LiveDiagnostics::All
     } else {
@@ -159,7 +163,7 @@ async fn sync(call: &LeanCall<'_>, runtime: &Runtime, reopen: bool) -> Result<Va
     .await?;
     let path = call.path_argument();
     let mut counts = json!({"counts": diagnostics::counts(&document.diagnostics)});
-    if call.args.get("diagnostics_in_result") == Some(&Value::Bool(true)) {
+    if in_result {
         counts["items"] = document
             .diagnostics
             .iter()

@@ -57,12 +57,14 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     let runtime = call.runtime(&state.registry).await?;
     let (_pin, synced) = call.document(&runtime).await?;
     let document = synced.document;
-    call.check_version(&document)?;
-    let position = call.position(&document)?;
-    let line = position["line"].as_u64().unwrap_or_default() as usize;
-    let character = position["character"].as_u64().unwrap_or_default() as usize;
+    let version = call.args.version()?;
+    let mode = call.args.choice("mode", &["before", "after"], None)?;
+    let at = call.args.position("line", "character")?;
+    call.check_version(&document, version)?;
+    let position = call.inside(&document, at)?;
+    let (line, character) = (position.line as usize, position.character as usize);
     let text = document.text.split('\n').nth(line).unwrap_or_default();
-    let before = call.text("mode") == "before";
+    let before = mode == "before";
     let column = tactic_column(text, character, before);
     let asked = Position::new(line as u32, column as u32);
     let set = runtime.documents();
@@ -70,11 +72,11 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
         return Err(HostError::invalid_params(format!(
             "Lean has no proof goals at {line}:{character} ({} the tactic there, asked at \
              {line}:{column}): the position is not inside a tactic proof",
-            call.text("mode")
+            mode
         ))
-        .with_data(json!({"position": position, "asked": asked.to_json()})));
+        .with_data(json!({"position": position.to_json(), "asked": asked.to_json()})));
     };
-    Ok(json!({"mode": call.text("mode"), "position": asked.to_json(), "goals": goals}))
+    Ok(json!({"mode": mode, "position": asked.to_json(), "goals": goals}))
 }
 
 /// The UTF-16 column to ask Lean at, for the tactic around `character` on `line`.

@@ -8,6 +8,7 @@
 //! confidential report does not echo its workspace.
 
 pub mod admin;
+pub mod args;
 pub mod call;
 pub mod code_actions;
 pub mod documents;

@@ -113,7 +113,7 @@ pub async fn call(
             .server()
             .request(
                 "workspace/symbol",
-                json!({"query": call.text("query")}),
+                json!({"query": call.args.text("query")?}),
                 &call.cancel,
             )
             .await?;
@@ -139,21 +139,22 @@ pub async fn call(
     }
     let (_pin, synced) = call.document(&runtime).await?;
     let document = synced.document;
-    call.check_version(&document)?;
+    call.check_version(&document, call.args.version()?)?;
     let (method, params) = match tool {
         DOCUMENT_SYMBOLS => (
             "textDocument/documentSymbol",
             json!({"textDocument": {"uri": &*document.uri}}),
         ),
         _ => {
-            let position = call.position(&document)?;
+            let at = call.args.position("line", "character")?;
+            let position = call.inside(&document, at)?.to_json();
             let mut params = json!({"textDocument": {"uri": &*document.uri}, "position": position});
             let method = match tool {
                 HOVER => "textDocument/hover",
                 SIGNATURE_HELP => "textDocument/signatureHelp",
                 DEFINITION => "textDocument/definition",
                 REFERENCES => {
-                    let include = call.args.get("include_declaration") != Some(&Value::Bool(false));
+                    let include = call.args.flag("include_declaration", true)?;
                     params["context"] = json!({"includeDeclaration": include});
                     "textDocument/references"
                 }

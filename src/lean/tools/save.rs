@@ -115,7 +115,10 @@ async fn save(
     runtime: &Runtime,
     file: &std::path::Path,
 ) -> Result<Value, HostError> {
-    let live = if call.text("diagnostic_scope") == "all" {
+    let scope = call
+        .args
+        .choice("diagnostic_scope", &["errors", "all"], Some("errors"))?;
+    let live = if scope == "all" {
         LiveDiagnostics::All
     } else {
         LiveDiagnostics::Errors

@@ -31,7 +31,7 @@ use crate::lean::session::mirror::Document;
 use crate::lean::speculation::handles::{Expected, HandleState};
 use crate::lean::speculation::run;
 use crate::lean::state::HostState;
-use crate::lean::text::{Position, file_uri};
+use crate::lean::text::file_uri;
 use crate::lean::tools::call::LeanCall;
 use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{ToolAnnotations, ToolSpec};
@@ -145,7 +145,7 @@ pub async fn call(
     state: &HostState,
     call: &mut LeanCall<'_>,
 ) -> Result<Value, HostError> {
-    let handle_argument = call.args.get("handle").unwrap_or(&Value::Null);
+    let handle_argument = call.args.object("handle");
     let key = call.root.key();
     if tool == RELEASE {
         let uri = file_uri(&call.file_to_close()?);
@@ -155,7 +155,7 @@ pub async fn call(
             uri: &uri,
             version: None,
         };
-        state.handles.release(handle_argument, expect)?;
+        state.handles.release(handle_argument?, expect)?;
         return Ok(json!({"result": null}));
     }
     let runtime = call.runtime(&state.registry).await?;
@@ -173,10 +173,11 @@ pub async fn call(
     };
     match tool {
         RUN_AT | RUN_AT_HANDLE => {
-            call.check_version(&document)?;
-            let at = call.position(&document)?;
-            let at = Position::from_json(&at).unwrap_or_default();
-            let text = call.text("text");
+            let version = call.args.version()?;
+            let at = call.args.position("line", "character")?;
+            let text = call.args.text("text")?;
+            call.check_version(&document, version)?;
+            let at = call.inside(&document, at)?;
             let modes = &state.modes;
             let start = run::start_at(&runtime, &document, at, text, modes, &caller).await?;
             run.answer(start, tool == RUN_AT_HANDLE).await
@@ -189,12 +190,12 @@ pub async fn call(
                 version: Some(document.version),
             };
             let handle = if tool == RUN_WITH_LINEAR {
-                state.handles.spend(handle_argument, expect)?
+                state.handles.spend(handle_argument?, expect)?
             } else {
-                state.handles.check(handle_argument, expect)?
+                state.handles.check(handle_argument?, expect)?
             };
             let mut start = handle.state;
-            start.steps.push(call.text("text").to_owned());
+            start.steps.push(call.args.text("text")?.to_owned());
             run.answer(start, true).await
         }
         other => Err(HostError::new(

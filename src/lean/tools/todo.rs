@@ -116,12 +116,13 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     let mut events = set.mirror().subscribe();
     let (_pin, synced) = call.document(&runtime).await?;
     let mut document = synced.document;
-    call.check_version(&document)?;
+    let version = call.args.version()?;
+    call.check_version(&document, version)?;
     let query = Query::read(call, &document)?;
     if query.needs_diagnostics() {
         let live = LiveDiagnostics::Off;
         document = barrier(set, document, &caller, live, &mut events, Follow::AnyText).await?;
-        call.check_version(&document)?;
+        call.check_version(&document, version)?;
     }
     let mut items = text_items(&query, &document);
     items.extend(diagnostic_items(&query, &document));
@@ -136,7 +137,7 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
             suggest::add_goals(set, &caller, &document, item).await?;
         }
     }
-    still_current(call, set, &document)?;
+    still_current(call, set, &document, version)?;
     item::sort(&mut items);
     Ok(json!({
         "version": document.version,
@@ -237,9 +238,10 @@ fn still_current(
     call: &LeanCall<'_>,
     set: &DocumentSet,
     document: &Document,
+    version: i64,
 ) -> Result<(), HostError> {
     match set.mirror().get(&document.uri) {
-        Some(current) => call.check_version(&current),
+        Some(current) => call.check_version(&current, version),
         None => Err(HostError::internal(format!(
             "{} was closed while this call held it (a bug of lean-beam-mcp's: see its log); call \
              again",

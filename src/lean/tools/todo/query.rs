@@ -28,14 +28,10 @@ pub struct Query {
 impl Query {
     /// Reads the call's question, checking its range against `document`.
     pub fn read(call: &LeanCall<'_>, document: &Document) -> Result<Query, HostError> {
-        let start = call.position_of(document, "start_line", "start_character")?;
-        let end = call.position_of(document, "end_line", "end_character")?;
-        let (Some(start), Some(end)) = (Position::from_json(&start), Position::from_json(&end))
-        else {
-            return Err(HostError::invalid_params(
-                "the range is not a pair of positions",
-            ));
-        };
+        let args = call.args;
+        let start = call.inside(document, args.position("start_line", "start_character")?)?;
+        let end = call.inside(document, args.position("end_line", "end_character")?)?;
+        let (start, end) = (Position::from(start), Position::from(end));
         if start > end {
             return Err(HostError::invalid_params(format!(
                 "the range starts at {}:{} after it ends at {}:{}; pass the start first (an \
@@ -46,8 +42,8 @@ impl Query {
         }
         Ok(Query {
             range: Range::new(start, end),
-            kinds: kinds(call.args.get("kinds")),
-            suggest: call.args.get("suggest").and_then(Value::as_str) != Some("none"),
+            kinds: kinds(args.0.get("kinds")),
+            suggest: args.choice("suggest", &["none", "basic"], Some("basic"))? == "basic",
         })
     }
 

@@ -41,6 +41,12 @@ impl Position {
     }
 }
 
+impl From<crate::lean::text::Position> for Position {
+    fn from(at: crate::lean::text::Position) -> Position {
+        Position::new(u64::from(at.line), u64::from(at.character))
+    }
+}
+
 /// An LSP range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Range {
