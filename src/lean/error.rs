@@ -5,6 +5,13 @@
 //! the code defines some. Lean's own JSON-RPC errors keep their meaning under the names the
 //! original server used ([`HostError::from_lean`]). A failure is an `isError` tool result, never
 //! a JSON-RPC error: the client can always read why.
+//!
+//! Errors are made only here: each constructor below is one row of the table, and fixes its
+//! code and the shape of its data. `contentModified`, `runtimeSetup`, `leanTimeout`,
+//! `syncBarrierIncomplete` and the save codes always carry `data.reason`; every failure of Lean
+//! itself (`workerExited`, `workerCrashed`, `leanTimeout`, `runtimeSetup` once Lean ran, Lean's
+//! internal errors) carries Lean's stderr tail as `data.stderrTail`; every save failure carries
+//! the save's `sync` result, and a failed or timed-out build its log's tail as `data.logTail`.
 
 use serde_json::{Value, json};
 
@@ -23,7 +30,7 @@ pub mod code {
     pub const RUNTIME_SETUP: &str = "runtimeSetup";
     /// The Lean server exited while the call waited for it.
     pub const WORKER_EXITED: &str = "workerExited";
-    /// The file's Lean worker crashed twice in a row.
+    /// The file's Lean worker crashed (Lean's -32902), and reviving it once did not help.
     pub const WORKER_CRASHED: &str = "workerCrashed";
     /// Lean did not answer within the host's timeout.
     pub const LEAN_TIMEOUT: &str = "leanTimeout";
@@ -59,8 +66,7 @@ pub struct HostError {
 }
 
 impl HostError {
-    /// An error without data.
-    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+    fn new(code: &'static str, message: impl Into<String>) -> Self {
         HostError {
             code,
             message: message.into(),
@@ -76,6 +82,52 @@ impl HostError {
     /// `invalidParams`.
     pub fn invalid_params(message: impl Into<String>) -> Self {
         HostError::new(code::INVALID_PARAMS, message)
+    }
+
+    /// `invalidParams` with its `data.reason`.
+    pub fn refused(reason: &'static str, message: impl Into<String>) -> Self {
+        HostError::invalid_params(message).with_data(json!({ "reason": reason }))
+    }
+
+    /// `contentModified` (`handleStale`): the handle was made at another version of the file.
+    pub fn handle_stale(handle_version: i64, current: i64) -> Self {
+        HostError::new(
+            code::CONTENT_MODIFIED,
+            format!(
+                "the handle was made at version {handle_version} of the document, which is now at \
+                 version {current}; run lean_run_at_handle at the current version"
+            ),
+        )
+        .with_data(json!({
+            "reason": "handleStale",
+            "handleVersion": handle_version,
+            "currentVersion": current,
+        }))
+    }
+
+    /// `contentModified` (`handleSessionEnded`): the Lean that ran the handle's state is gone.
+    pub fn handle_session_ended() -> Self {
+        HostError::new(
+            code::CONTENT_MODIFIED,
+            "handle belongs to a stale backend session: the workspace's Lean server was \
+             restarted or dropped since; run lean_run_at_handle again",
+        )
+        .with_data(json!({ "reason": "handleSessionEnded" }))
+    }
+
+    /// `feedbackBundleFailed`: nothing of the bundle was left.
+    pub fn feedback_bundle_failed(why: &str) -> Self {
+        HostError::new(
+            code::FEEDBACK_BUNDLE_FAILED,
+            format!("the feedback bundle was not written: {why}"),
+        )
+    }
+
+    /// The same error with the tail of a build's log (`data.logTail`).
+    pub fn with_log_tail(mut self, tail: Vec<String>) -> Self {
+        let data = self.data.get_or_insert_with(|| json!({}));
+        data["logTail"] = json!(tail);
+        self
     }
 
     /// The same error with structured data.
@@ -197,6 +249,130 @@ impl HostError {
             ),
         )
         .with_data(json!({ "reason": "lakeConfigurationChanged", "changed": changed }))
+    }
+
+    /// `saveTargetNotModule`: the file is no module the workspace's Lake package builds.
+    pub fn save_target_not_module(
+        path: &str,
+        reason: &'static str,
+        candidates: &[String],
+        source_dirs: &[String],
+        sync: &Value,
+    ) -> Self {
+        let why = match candidates.first() {
+            None => "it lies under none of the libraries' source directories".to_owned(),
+            Some(first) => format!(
+                "Lake builds no module named {} (`lake build +{first}` answered `unknown \
+                 module`)",
+                candidates.join(" or ")
+            ),
+        };
+        HostError::new(
+            code::SAVE_TARGET_NOT_MODULE,
+            format!(
+                "{path} is not a module of this workspace's Lake package: {why}. lean_save \
+                 checkpoints modules a library of the lakefile builds; move the file under a \
+                 library's source directory or add it to the library's roots or globs"
+            ),
+        )
+        .with_data(json!({
+            "path": path,
+            "reason": reason,
+            "candidates": candidates,
+            "sourceDirs": source_dirs,
+            "sync": sync,
+        }))
+    }
+
+    /// `saveBuildFailed`: `lake build +<module>` failed (add its log with
+    /// [`HostError::with_log_tail`]).
+    pub fn save_build_failed(
+        path: &str,
+        module: &str,
+        exit: Option<i32>,
+        failed: &[String],
+        sync: &Value,
+    ) -> Self {
+        let what = if failed.is_empty() {
+            String::new()
+        } else {
+            format!(" ({} failed)", failed.join(", "))
+        };
+        HostError::new(
+            code::SAVE_BUILD_FAILED,
+            format!(
+                "`lake build +{module}` failed{what}, so no checkpoint of {path} was written. \
+                 Lake builds from the files on disk, including the modules it imports, which may \
+                 differ from what Lean showed; its last lines are in data.logTail"
+            ),
+        )
+        .with_data(json!({
+            "path": path,
+            "reason": "buildFailed",
+            "module": module,
+            "exitStatus": exit,
+            "failedTargets": failed,
+            "sync": sync,
+        }))
+    }
+
+    /// `saveUnsupportedSetup` (`lakeEnvFailed`): `lake env` failed, so no module can be located
+    /// (add its output with [`HostError::with_log_tail`]).
+    pub fn lake_env_failed(path: &str, status: &str, sync: &Value) -> Self {
+        HostError::new(
+            code::SAVE_UNSUPPORTED_SETUP,
+            format!(
+                "`lake env` failed ({status}) in the workspace, so its modules cannot be \
+                 located; its output is in data.logTail (a broken lakefile?)"
+            ),
+        )
+        .with_data(json!({"path": path, "reason": "lakeEnvFailed", "sync": sync}))
+    }
+
+    /// `saveUnsupportedSetup` (`artifactsNotFound`): the build succeeded, but its artifacts are
+    /// not where Lake's `LEAN_PATH` says.
+    pub fn artifacts_not_found(
+        path: &str,
+        module: &str,
+        missing: &[String],
+        looked_in: &[String],
+        sync: &Value,
+    ) -> Self {
+        HostError::new(
+            code::SAVE_UNSUPPORTED_SETUP,
+            format!(
+                "`lake build +{module}` succeeded, but {} is not where Lake's LEAN_PATH says its \
+                 artifacts are; lean_save does not know this Lake layout",
+                missing.join(", ")
+            ),
+        )
+        .with_data(json!({
+            "path": path,
+            "module": module,
+            "reason": "artifactsNotFound",
+            "missing": missing,
+            "lookedIn": looked_in,
+            "sync": sync,
+        }))
+    }
+
+    /// `contentModified` (`sourceChangedDuringSave`): the file changed while Lake built it.
+    pub fn source_changed_during_save(path: &str, module: &str, sync: &Value) -> Self {
+        let version = sync.get("version").cloned().unwrap_or(Value::Null);
+        HostError::new(
+            code::CONTENT_MODIFIED,
+            format!(
+                "{path} changed on disk while Lake built it, so the artifacts may not be those of \
+                 the text Lean checked (version {version}); call lean_save again"
+            ),
+        )
+        .with_data(json!({
+            "reason": "sourceChangedDuringSave",
+            "path": path,
+            "module": module,
+            "version": version,
+            "sync": sync,
+        }))
     }
 
     /// A JSON-RPC error Lean answered with, under the name of its code, with what Lean last

@@ -19,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use time::OffsetDateTime;
 
-use crate::lean::error::{HostError, code};
+use crate::lean::error::HostError;
 
 /// The bundles' directory, relative to the workspace root.
 pub const FEEDBACK_DIR: &str = ".beam/feedback";
@@ -223,15 +223,13 @@ pub fn slug(title: &str) -> String {
 }
 
 fn failed(why: String) -> HostError {
-    HostError::new(
-        code::FEEDBACK_BUNDLE_FAILED,
-        format!("the feedback bundle was not written: {why}"),
-    )
+    HostError::feedback_bundle_failed(&why)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lean::error::code;
 
     #[test]
     fn slugs_are_safe_file_names() {

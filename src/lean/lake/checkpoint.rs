@@ -36,13 +36,13 @@ use std::process::ExitStatus;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use super::artifacts::{self, Artifacts};
 use super::layout::Layout;
 use super::output::{BuildLog, report_job};
 use super::run as lake_run;
-use crate::lean::error::{HostError, code};
+use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::text::file_uri;
 use crate::lean::workspace::config::ConfigStamp;
@@ -139,20 +139,40 @@ pub async fn write(
         // Whatever else the save finds, Lean must know the artifacts on disk changed.
         drop(rewritten);
         if !status.success() {
-            return Err(build_failed(path, module, status.code(), &log, sync));
+            let failed = log.failed_targets();
+            return Err(
+                HostError::save_build_failed(path, module, status.code(), failed, sync)
+                    .with_log_tail(log.tail()),
+            );
         }
         let now = tokio::fs::read_to_string(file).await.ok();
         if now.as_deref() != Some(text) {
-            return Err(source_changed(path, module, sync));
+            return Err(HostError::source_changed_during_save(path, module, sync));
         }
-        let artifacts = artifacts::find(dirs, module)
-            .map_err(|missing| artifacts_missing(path, module, &missing, sync))?;
+        let artifacts = artifacts::find(dirs, module).map_err(|missing| {
+            let shown = |paths: &[PathBuf]| -> Vec<String> {
+                paths.iter().map(|p| p.display().to_string()).collect()
+            };
+            let (missing, looked_in) = (shown(&missing.missing), shown(&missing.looked_in));
+            HostError::artifacts_not_found(path, module, &missing, &looked_in, sync)
+        })?;
         return Ok(Checkpoint {
             module: module.clone(),
             artifacts,
         });
     }
-    Err(not_a_module(path, reason, &candidates, &layout, sync))
+    let dirs: Vec<String> = layout
+        .source_dirs()
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    Err(HostError::save_target_not_module(
+        path,
+        reason,
+        &candidates,
+        &dirs,
+        sync,
+    ))
 }
 
 /// Tells Lean of a module's rewritten artifacts when dropped, however the build ended (see the
@@ -214,7 +234,9 @@ async fn build(
             report_job(caller, line, &mut reported);
         },
     )
-    .await?;
+    .await;
+    // A build that timed out still said something worth reading.
+    let status = status.map_err(|e| e.with_log_tail(log.tail()))?;
     Ok((status, log))
 }
 
@@ -241,133 +263,10 @@ async fn read_layout(
     )
     .await?;
     if !status.success() {
-        return Err(HostError::new(
-            code::SAVE_UNSUPPORTED_SETUP,
-            format!(
-                "`lake env` failed ({status}) in the workspace, so its modules cannot be \
-                 located; its output is in data.logTail (a broken lakefile?)"
-            ),
-        )
-        .with_data(json!({
-            "path": caller.path,
-            "reason": "lakeEnvFailed",
-            "logTail": log.tail(),
-            "sync": sync,
-        })));
+        return Err(
+            HostError::lake_env_failed(caller.path, &status.to_string(), sync)
+                .with_log_tail(log.tail()),
+        );
     }
     Ok(Layout::parse(lake.root.path(), &output))
-}
-
-fn not_a_module(
-    path: &str,
-    reason: &str,
-    candidates: &[String],
-    layout: &Layout,
-    sync: &Value,
-) -> HostError {
-    let why = if candidates.is_empty() {
-        "it lies under none of the libraries' source directories".to_owned()
-    } else {
-        format!(
-            "Lake builds no module named {} (`lake build +{}` answered `unknown module`)",
-            candidates.join(" or "),
-            candidates[0]
-        )
-    };
-    let dirs: Vec<String> = layout
-        .source_dirs()
-        .iter()
-        .map(|d| d.display().to_string())
-        .collect();
-    HostError::new(
-        code::SAVE_TARGET_NOT_MODULE,
-        format!(
-            "{path} is not a module of this workspace's Lake package: {why}. lean_save \
-             checkpoints modules a library of the lakefile builds; move the file under a \
-             library's source directory or add it to the library's roots or globs"
-        ),
-    )
-    .with_data(json!({
-        "path": path,
-        "reason": reason,
-        "candidates": candidates,
-        "sourceDirs": dirs,
-        "sync": sync,
-    }))
-}
-
-fn build_failed(
-    path: &str,
-    module: &str,
-    exit: Option<i32>,
-    log: &BuildLog,
-    sync: &Value,
-) -> HostError {
-    let failed = log.failed_targets();
-    let what = if failed.is_empty() {
-        String::new()
-    } else {
-        format!(" ({} failed)", failed.join(", "))
-    };
-    HostError::new(
-        code::SAVE_BUILD_FAILED,
-        format!(
-            "`lake build +{module}` failed{what}, so no checkpoint of {path} was written. Lake \
-             builds from the files on disk, including the modules it imports, which may differ \
-             from what Lean showed; its last lines are in data.logTail"
-        ),
-    )
-    .with_data(json!({
-        "path": path,
-        "module": module,
-        "exitStatus": exit,
-        "failedTargets": failed,
-        "logTail": log.tail(),
-        "sync": sync,
-    }))
-}
-
-fn source_changed(path: &str, module: &str, sync: &Value) -> HostError {
-    let version = sync.get("version").cloned().unwrap_or(Value::Null);
-    HostError::new(
-        code::CONTENT_MODIFIED,
-        format!(
-            "{path} changed on disk while Lake built it, so the artifacts may not be those of \
-             the text Lean checked (version {version}); call lean_save again"
-        ),
-    )
-    .with_data(json!({
-        "reason": "sourceChangedDuringSave",
-        "path": path,
-        "module": module,
-        "version": version,
-        "sync": sync,
-    }))
-}
-
-fn artifacts_missing(
-    path: &str,
-    module: &str,
-    missing: &artifacts::Missing,
-    sync: &Value,
-) -> HostError {
-    let shown = |paths: &[std::path::PathBuf]| -> Vec<String> {
-        paths.iter().map(|p| p.display().to_string()).collect()
-    };
-    HostError::new(
-        code::SAVE_UNSUPPORTED_SETUP,
-        format!(
-            "`lake build +{module}` succeeded, but {} is not where Lake's LEAN_PATH says its \
-             artifacts are; lean_save does not know this Lake layout",
-            shown(&missing.missing).join(", ")
-        ),
-    )
-    .with_data(json!({
-        "path": path,
-        "module": module,
-        "reason": "artifactsNotFound",
-        "missing": shown(&missing.missing),
-        "lookedIn": shown(&missing.looked_in),
-        "sync": sync,
-    }))
 }

@@ -26,7 +26,7 @@ use tokio::process::Command;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-use crate::lean::error::{HostError, code};
+use crate::lean::error::HostError;
 use crate::lean::server::process::{GroupKiller, reap_owned, spawn_error, spawn_owned};
 
 /// The longest output line kept whole.
@@ -65,10 +65,8 @@ pub async fn run(
         .stderr(Stdio::piped());
     let subcommand = args.first().map_or("", String::as_str);
     let mut child = spawn_owned(&mut command).map_err(|e| {
-        HostError::new(
-            code::RUNTIME_SETUP,
-            spawn_error(lake, root, subcommand, &e).message,
-        )
+        let error = spawn_error(lake, root, subcommand, &e);
+        HostError::runtime_setup(error.reason, error.message, Vec::new())
     })?;
     let killer = GroupKiller::of(&child);
     track(killer.clone());
@@ -88,19 +86,18 @@ pub async fn run(
             biased;
             () = cancel.cancelled() => {
                 killer.kill();
-                return Err(HostError::new(
-                    code::REQUEST_CANCELLED,
-                    format!("{described} was cancelled; its processes were ended"),
-                ));
+                return Err(HostError::cancelled(format!(
+                    "{described} was cancelled; its processes were ended"
+                )));
             }
             () = &mut deadline => {
                 killer.kill();
-                return Err(HostError::new(
-                    code::LEAN_TIMEOUT,
+                return Err(HostError::lean_timeout(
                     format!(
                         "{described} did not finish within {timeout:?}, so it was ended. Raise \
                          --lean-timeout-ms if this module needs longer"
                     ),
+                    Vec::new(),
                 ));
             }
             line = received.recv(), if streams_open => match line {
@@ -110,12 +107,10 @@ pub async fn run(
             exit = &mut reaped, if status.is_none() => {
                 status = Some(match exit {
                     Ok(Ok(exit)) => exit,
-                    Ok(Err(e)) => return Err(HostError::new(
-                        code::INTERNAL_ERROR,
+                    Ok(Err(e)) => return Err(HostError::internal(
                         format!("could not wait for {described}: {e}"),
                     )),
-                    Err(e) => return Err(HostError::new(
-                        code::INTERNAL_ERROR,
+                    Err(e) => return Err(HostError::internal(
                         format!("waiting for {described} failed inside lean-beam-mcp: {e}"),
                     )),
                 });
@@ -175,6 +170,7 @@ async fn read_line_capped(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lean::error::code;
 
     #[tokio::test]
     async fn long_lines_are_cut_and_line_ends_dropped() {

@@ -30,7 +30,7 @@ use hmac::{KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::lean::error::{HostError, code};
+use crate::lean::error::HostError;
 
 /// How many handles the book remembers.
 pub const BOOK_CAPACITY: usize = 65_536;
@@ -229,26 +229,10 @@ impl HandleBook {
             }
         }
         if expected.epoch.is_some_and(|epoch| epoch != state.epoch) {
-            return Err(modified(
-                "handleSessionEnded",
-                "handle belongs to a stale backend session: the workspace's Lean server was \
-                 restarted or dropped since; run lean_run_at_handle again",
-            ));
+            return Err(HostError::handle_session_ended());
         }
         if let Some(current) = expected.version.filter(|v| *v != state.version) {
-            return Err(modified(
-                "handleStale",
-                format!(
-                    "the handle was made at version {} of the document, which is now at version \
-                     {current}; run lean_run_at_handle at the current version",
-                    state.version
-                ),
-            )
-            .with_data(json!({
-                "reason": "handleStale",
-                "handleVersion": state.version,
-                "currentVersion": current,
-            })));
+            return Err(HostError::handle_stale(state.version, current));
         }
         if let Some(mark) = then {
             book.marks.insert(payload.id, mark);
@@ -300,12 +284,8 @@ impl Default for HandleBook {
     }
 }
 
-fn invalid(reason: &str, message: impl Into<String>) -> HostError {
-    HostError::invalid_params(message).with_data(json!({ "reason": reason }))
-}
-
-fn modified(reason: &str, message: impl Into<String>) -> HostError {
-    HostError::new(code::CONTENT_MODIFIED, message).with_data(json!({ "reason": reason }))
+fn invalid(reason: &'static str, message: impl Into<String>) -> HostError {
+    HostError::refused(reason, message)
 }
 
 #[cfg(test)]

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use super::schema::{LeanTool, path, string_enum};
-use crate::lean::error::{HostError, code};
+use crate::lean::error::HostError;
 use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::diagnostics;
 use crate::lean::session::report::LiveDiagnostics;
@@ -126,10 +126,9 @@ pub async fn call(
         }
         SYNC => sync(call, &runtime, false).await,
         REFRESH => sync(call, &runtime, true).await,
-        other => Err(HostError::new(
-            code::INTERNAL_ERROR,
-            format!("{other} is not a document tool"),
-        )),
+        other => Err(HostError::internal(format!(
+            "{other} is not a document tool"
+        ))),
     }
 }
 

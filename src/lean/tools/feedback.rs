@@ -37,7 +37,7 @@ use time::OffsetDateTime;
 
 use super::schema::{lean_input, string_enum};
 use super::{admin, version};
-use crate::lean::error::{HostError, code};
+use crate::lean::error::HostError;
 use crate::lean::feedback::bundle;
 use crate::lean::feedback::card::{self, Context};
 use crate::lean::feedback::input::{Bundle, MAX_EVIDENCE_FILE, NARRATIVE, Report, Source};
@@ -244,8 +244,7 @@ pub async fn report(state: &HostState, arguments: &Value) -> Result<Value, HostE
     })
     .await
     .map_err(|_| {
-        HostError::new(
-            code::INTERNAL_ERROR,
+        HostError::internal(
             "making the feedback report failed inside lean-beam-mcp (a bug: see its log)",
         )
     })?;

@@ -91,10 +91,9 @@ pub async fn dispatch(
                 }
                 save::SAVE | save::CLOSE_SAVE => save::call(tool, state, &mut call).await,
                 _ if tool.starts_with("lean_") => navigation::call(tool, state, &mut call).await,
-                other => Err(HostError::new(
-                    code::INTERNAL_ERROR,
-                    format!("{other} is listed but not implemented"),
-                )),
+                other => Err(HostError::internal(format!(
+                    "{other} is listed but not implemented"
+                ))),
             };
             recorded.finish(match &result {
                 Ok(_) => Outcome::Success,

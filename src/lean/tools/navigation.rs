@@ -16,7 +16,7 @@
 use serde_json::{Value, json};
 
 use super::schema::{LeanTool, character, line, path, read_only, version};
-use crate::lean::error::{HostError, code};
+use crate::lean::error::HostError;
 use crate::lean::session::DocumentSet;
 use crate::lean::session::ask::ask_once;
 use crate::lean::speculation::twins::shown_location;
@@ -159,10 +159,9 @@ pub async fn call(
                     "textDocument/references"
                 }
                 other => {
-                    return Err(HostError::new(
-                        code::INTERNAL_ERROR,
-                        format!("{other} is not a navigation tool"),
-                    ));
+                    return Err(HostError::internal(format!(
+                        "{other} is not a navigation tool"
+                    )));
                 }
             };
             (method, params)

@@ -21,7 +21,7 @@
 use serde_json::{Value, json};
 
 use super::schema::{LeanTool, path, string_enum};
-use crate::lean::error::{HostError, code};
+use crate::lean::error::HostError;
 use crate::lean::lake::checkpoint::{self, Checkpoint, Lake};
 use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::diagnostics::{self, Diagnostic};
@@ -102,10 +102,7 @@ pub async fn call(
             let progress = saved["document_progress"].clone();
             Ok(json!({"closed": true, "saved": saved, "document_progress": progress}))
         }
-        other => Err(HostError::new(
-            code::INTERNAL_ERROR,
-            format!("{other} is not a save tool"),
-        )),
+        other => Err(HostError::internal(format!("{other} is not a save tool"))),
     }
 }
 
@@ -221,6 +218,7 @@ fn source_hash(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lean::error::code;
 
     #[test]
     fn the_source_hash_is_fnv1a_in_16_hex_digits() {

@@ -24,7 +24,7 @@ use std::path::Path;
 use serde_json::{Value, json};
 
 use super::schema::{LeanTool, character, line, path, read_only, version};
-use crate::lean::error::{HostError, code};
+use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::session::Pin;
 use crate::lean::session::mirror::Document;
@@ -198,10 +198,9 @@ pub async fn call(
             start.steps.push(call.args.text("text")?.to_owned());
             run.answer(start, true).await
         }
-        other => Err(HostError::new(
-            code::INTERNAL_ERROR,
-            format!("{other} is not a speculative tool"),
-        )),
+        other => Err(HostError::internal(format!(
+            "{other} is not a speculative tool"
+        ))),
     }
 }
 

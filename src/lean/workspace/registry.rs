@@ -36,7 +36,7 @@ use futures_util::FutureExt;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
-use crate::lean::error::{HostError, code};
+use crate::lean::error::HostError;
 use crate::lean::options::HostOptions;
 use crate::lean::server::process::GroupKiller;
 use crate::lean::session::mirror::VersionMemory;
@@ -305,8 +305,7 @@ impl Registry {
             let state = match std::panic::AssertUnwindSafe(start).catch_unwind().await {
                 Ok(Ok(runtime)) => SlotState::Ready(Arc::new(runtime)),
                 Ok(Err(error)) => SlotState::Failed(error),
-                Err(_) => SlotState::Failed(HostError::new(
-                    code::INTERNAL_ERROR,
+                Err(_) => SlotState::Failed(HostError::internal(
                     "starting the Lean runtime failed inside lean-beam-mcp (a bug: see its log); \
                      the next call tries again",
                 )),
