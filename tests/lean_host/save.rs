@@ -501,3 +501,30 @@ fn saves_of_one_workspace_take_turns() {
     assert_eq!(lake_runs(&lean, "build"), 2);
     lean.server.finish_clean();
 }
+
+#[test]
+fn a_build_that_runs_out_of_time_keeps_its_log() {
+    if crate::harness::fake_only("a build held after a job by the fake's gate") {
+        return;
+    }
+    let project = Project::fixture();
+    let basic = "Fixture/Basic.lean";
+    let text = project.read(basic);
+    project.write(basic, &format!("-- fake: build-gate-after held\n{text}"));
+    // The gate is never opened: the build runs out of the Lean timeout after its first job.
+    let mut lean = Lean::start(&[&project], &["--lean-timeout-ms", "2000"], &[]);
+    let error = lean.fails(
+        "lean_save",
+        args(&project, "Fixture/Uses.lean", json!({})),
+        "leanTimeout",
+    );
+    let tail = error["data"]["logTail"].as_array().expect("the build's log");
+    assert!(
+        tail.iter()
+            .any(|l| l.as_str().unwrap().ends_with("Built Fixture.Basic")),
+        "{error}"
+    );
+    lean.open_gate("held");
+    lean.server.finish_clean();
+    project.wait_no_processes();
+}
