@@ -13,4 +13,5 @@ pub mod cli;
 pub mod fuzzing;
 pub mod lean;
 pub mod mcp;
+mod timestamp;
 pub mod trace;

@@ -26,6 +26,7 @@ mod session;
 mod speculation;
 mod state;
 mod stats;
+mod tail;
 mod text;
 pub mod tools;
 mod workspace;
@@ -52,8 +53,8 @@ pub const INSTRUCTIONS: &str =
 /// The server identity the binary announces.
 pub fn server_identity() -> ServerIdentity {
     ServerIdentity {
-        name: tools::version::SERVER_NAME.into(),
-        version: tools::version::SERVER_VERSION.into(),
+        name: state::SERVER_NAME.into(),
+        version: state::SERVER_VERSION.into(),
         instructions: Some(INSTRUCTIONS.into()),
     }
 }

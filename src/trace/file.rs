@@ -117,16 +117,7 @@ fn format_line(at: OffsetDateTime, direction: &str, message: &[u8], limit: usize
             .take_while(|b| matches!(b, b'\r' | b'\n'))
             .count();
     let message = &message[..kept];
-    let mut line = format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z {direction} ",
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second(),
-        at.microsecond()
-    );
+    let mut line = format!("{} {direction} ", crate::timestamp::iso_micros(at));
     let end = line.len() + limit;
     let mut read = 0;
     for chunk in message.utf8_chunks() {

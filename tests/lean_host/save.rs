@@ -518,7 +518,9 @@ fn a_build_that_runs_out_of_time_keeps_its_log() {
         args(&project, "Fixture/Uses.lean", json!({})),
         "leanTimeout",
     );
-    let tail = error["data"]["logTail"].as_array().expect("the build's log");
+    let tail = error["data"]["logTail"]
+        .as_array()
+        .expect("the build's log");
     assert!(
         tail.iter()
             .any(|l| l.as_str().unwrap().ends_with("Built Fixture.Basic")),

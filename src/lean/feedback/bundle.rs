@@ -46,16 +46,7 @@ pub fn claim(
     zip: bool,
 ) -> Result<Claimed, HostError> {
     let parent = feedback_dir(root)?;
-    let base = format!(
-        "{:04}{:02}{:02}-{:02}{:02}{:02}-{}",
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second(),
-        slug(title)
-    );
+    let base = format!("{}-{}", crate::timestamp::compact(at), slug(title));
     for n in 1..=MAX_TRIES {
         let id = if n == 1 {
             base.clone()

@@ -19,9 +19,8 @@
 //!    of a Mathlib-sized project has thousands); the job logs between them are not (they reach
 //!    the result of a failed build).
 
-use std::collections::VecDeque;
-
 use crate::lean::progress::Caller;
+use crate::lean::tail::Tail;
 
 /// Lines of build output kept for an error report.
 pub const TAIL_LINES: usize = 60;
@@ -86,13 +85,25 @@ fn job_due(icon: char, index: u64, total: u64, last: u64) -> bool {
 const FAILURES: &str = "Some required targets logged failures:";
 
 /// What a build said, as far as a report needs it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct BuildLog {
-    tail: VecDeque<String>,
+    tail: Tail,
     failed_targets: Vec<String>,
     in_failures: bool,
     unknown_module: bool,
     jobs: u64,
+}
+
+impl Default for BuildLog {
+    fn default() -> Self {
+        BuildLog {
+            tail: Tail::new(TAIL_LINES, TAIL_LINE_BYTES),
+            failed_targets: Vec::new(),
+            in_failures: false,
+            unknown_module: false,
+            jobs: 0,
+        }
+    }
 }
 
 impl BuildLog {
@@ -115,24 +126,12 @@ impl BuildLog {
         {
             self.unknown_module = true;
         }
-        let mut kept = line.to_owned();
-        if kept.len() > TAIL_LINE_BYTES {
-            let mut cut = TAIL_LINE_BYTES;
-            while !kept.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            kept.truncate(cut);
-            kept.push_str(" …");
-        }
-        if self.tail.len() == TAIL_LINES {
-            self.tail.pop_front();
-        }
-        self.tail.push_back(kept);
+        self.tail.push(line);
     }
 
     /// The last lines, oldest first.
     pub fn tail(&self) -> Vec<String> {
-        self.tail.iter().cloned().collect()
+        self.tail.lines()
     }
 
     /// The captions Lake listed as failed.

@@ -22,7 +22,6 @@
 //! 5. With a trace stream, every stderr line of `lake serve` is also written to it
 //!    (`lean-stderr`), cut as the tail cuts it.
 
-use std::collections::VecDeque;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -32,6 +31,7 @@ use tokio::io::{AsyncBufRead, AsyncBufReadExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::watch;
 
+use crate::lean::tail::Tail;
 use crate::trace::Stream;
 
 /// Lines of stderr kept for error reports.
@@ -42,7 +42,7 @@ pub const TAIL_LINE_BYTES: usize = 1024;
 /// The last lines a process wrote to stderr.
 #[derive(Debug)]
 pub struct StderrTail {
-    lines: Mutex<VecDeque<String>>,
+    lines: Mutex<Tail>,
     /// Set once stderr has ended (every line is in).
     ended: tokio::sync::watch::Sender<bool>,
 }
@@ -50,33 +50,22 @@ pub struct StderrTail {
 impl Default for StderrTail {
     fn default() -> Self {
         StderrTail {
-            lines: Mutex::default(),
+            lines: Mutex::new(Tail::new(TAIL_LINES, TAIL_LINE_BYTES)),
             ended: tokio::sync::watch::channel(false).0,
         }
     }
 }
 
 impl StderrTail {
-    fn push(&self, mut line: String) {
-        if line.len() > TAIL_LINE_BYTES {
-            let mut cut = TAIL_LINE_BYTES;
-            while !line.is_char_boundary(cut) {
-                cut -= 1;
-            }
-            line.truncate(cut);
-            line.push_str(" …");
-        }
+    fn push(&self, line: &str) {
         let mut lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
-        if lines.len() == TAIL_LINES {
-            lines.pop_front();
-        }
-        lines.push_back(line);
+        lines.push(line);
     }
 
     /// The kept lines, oldest first.
     pub fn lines(&self) -> Vec<String> {
         let lines = self.lines.lock().unwrap_or_else(|p| p.into_inner());
-        lines.iter().cloned().collect()
+        lines.lines()
     }
 
     /// The kept lines once stderr has ended (the process is gone, so its last words are in),
@@ -302,7 +291,7 @@ fn keep_line(line: &[u8], tail: &StderrTail, trace: Option<&Stream>) {
     }
     let text = String::from_utf8_lossy(line).trim_end().to_string();
     tracing::debug!(target: "lean_beam_mcp::lean::stderr", "{text}");
-    tail.push(text);
+    tail.push(&text);
 }
 
 /// Why `<lake> <subcommand>` could not be started, and what to do about it.
@@ -348,12 +337,12 @@ mod tests {
     fn the_tail_keeps_the_last_lines_and_cuts_long_ones() {
         let tail = StderrTail::default();
         for n in 0..(TAIL_LINES + 5) {
-            tail.push(format!("line {n}"));
+            tail.push(&format!("line {n}"));
         }
         let lines = tail.lines();
         assert_eq!(lines.len(), TAIL_LINES);
         assert_eq!(lines[0], "line 5");
-        tail.push("é".repeat(TAIL_LINE_BYTES));
+        tail.push(&"é".repeat(TAIL_LINE_BYTES));
         let last = tail.lines().pop().unwrap();
         assert!(last.len() <= TAIL_LINE_BYTES + " …".len() && last.ends_with(" …"));
     }

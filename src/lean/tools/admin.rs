@@ -61,34 +61,6 @@ pub fn drop_spec() -> ToolSpec {
     .spec()
 }
 
-/// `beam_stats`.
-pub fn stats(state: &HostState) -> Value {
-    let uptime = state
-        .registry
-        .first_start()
-        .map_or(0, |start| start.elapsed().as_millis() as u64);
-    // Taken before the statistics are locked: the registry reports to them under its own lock.
-    let running = state.registry.running();
-    let session = |key: &str| match running.iter().find(|r| r.root().key() == key) {
-        Some(runtime) => {
-            let (documents, twins) = runtime.documents().mirror().open_counts();
-            json!({
-                "active": runtime.is_alive(),
-                "workspaceId": key,
-                "root": runtime.root().path().display().to_string(),
-                "epoch": runtime.epoch(),
-                "openDocCount": documents,
-                "twinCount": twins,
-                "documentsClosedForBudget": runtime.documents().closed_for_budget(),
-                "lspMessagesSent": runtime.server().messages_sent(),
-            })
-        }
-        None => json!({"active": false}),
-    };
-    let workspaces = state.stats.render(session);
-    json!({"uptimeMs": uptime, "workspaces": workspaces})
-}
-
 /// `lean_drop_workspace`.
 pub async fn drop_workspace(state: &HostState, arguments: &Value) -> Result<Value, HostError> {
     let root = WorkspaceRoot::for_eviction(arguments.get("workspace").unwrap_or(&Value::Null))?;

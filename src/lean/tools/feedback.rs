@@ -36,7 +36,6 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 
 use super::schema::{lean_input, string_enum};
-use super::{admin, version};
 use crate::lean::error::HostError;
 use crate::lean::feedback::bundle;
 use crate::lean::feedback::card::{self, Context};
@@ -261,7 +260,7 @@ fn redacted(redactor: &Redactor, mut error: HostError) -> HostError {
 }
 
 fn restricted_identity(state: &HostState) -> Value {
-    let full = version::identity(state.registry.is_active());
+    let full = state.identity();
     let mut identity = serde_json::Map::new();
     for key in ["name", "version", "mcp_protocol", "runtime_active"] {
         identity.insert(key.into(), full[key].clone());
@@ -293,8 +292,8 @@ fn left_out(report: &Report) -> Vec<String> {
 /// The context of a non-confidential report, from what the host holds now.
 fn collect(state: &HostState, root: &WorkspaceRoot, report: &Report) -> (Value, Vec<String>) {
     let mut warnings = Vec::new();
-    let identity = version::identity(state.registry.is_active());
-    let stats = admin::stats(state)["workspaces"]
+    let identity = state.identity();
+    let stats = state.stats_report()["workspaces"]
         .get(root.key())
         .cloned()
         .unwrap_or(Value::Null);
@@ -416,15 +415,7 @@ fn build(
         report.evidence.clear();
         report.client_request_id = None;
     }
-    let generated_at = format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second()
-    );
+    let generated_at = crate::timestamp::iso(at);
     let active_root = (!report.confidential).then(|| root.display().to_string());
     let context = Context {
         generated_at: &generated_at,

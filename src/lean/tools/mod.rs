@@ -69,8 +69,8 @@ pub async fn dispatch(
     ctx: &CallContext,
 ) -> Result<Value, HostError> {
     match tool {
-        version::NAME => Ok(version::identity(state.registry.is_active())),
-        admin::STATS => Ok(admin::stats(state)),
+        version::NAME => Ok(state.identity()),
+        admin::STATS => Ok(state.stats_report()),
         admin::DROP => admin::drop_workspace(state, &arguments).await,
         // Not a Lean operation: it starts nothing and is not counted in the statistics.
         feedback::NAME => feedback::report(state, &arguments).await,
