@@ -401,3 +401,73 @@ fn dropping_a_workspace_whose_lean_never_finishes_starting_answers_at_once() {
     project.wait_no_processes();
     lean.server.finish_clean();
 }
+
+/// The twin files under `.lake/beam/twins`, as paths relative to it.
+fn twin_files(project: &Project) -> Vec<String> {
+    let dir = project.root().join(".lake/beam/twins");
+    let mut found = Vec::new();
+    let mut pending = vec![dir.clone()];
+    while let Some(at) = pending.pop() {
+        for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(entry.path());
+            } else {
+                let relative = entry.path().strip_prefix(&dir).unwrap().to_path_buf();
+                found.push(relative.display().to_string());
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn cancelled_runs_leave_no_twin_open_or_on_disk() {
+    if crate::harness::fake_only("runs held and cancelled at the fake's gates") {
+        return;
+    }
+    let project = Project::fixture();
+    for (file, name) in [("A", "a_swap"), ("B", "b_swap"), ("C", "c_swap")] {
+        project.write(&format!("Fixture/{file}.lean"), &swap(name));
+    }
+    // A Lake that cannot set up a file that is not on disk: twins are written under .lake.
+    let env = [("FAKE_LEAN_TWIN", "fail")];
+    let mut lean = Lean::start(&[&project], &["--max-twins", "1"], &env);
+    let run = |lean: &mut Lean, id: i64, file: &str, text: &str| {
+        let path = format!("Fixture/{file}.lean");
+        let version = lean.ok("lean_sync", args(&project, &path, json!({})))["version"].clone();
+        let at = json!({"version": version, "line": 1, "character": 2, "text": text});
+        send(lean, id, "lean_run_at", args(&project, &path, at));
+    };
+    let cancel = |lean: &mut Lean, id: i64| {
+        lean.server.send(&notification(
+            "notifications/cancelled",
+            json!({"requestId": id, "reason": "the agent moved on"}),
+        ));
+    };
+    run(&mut lean, 801, "A", "-- fake: gate a\nconstructor");
+    lean.gate_entered("a");
+    // Cancelled while it waits for the one twin place: it never had a twin.
+    run(&mut lean, 802, "B", "constructor");
+    waits(&mut lean, 802);
+    cancel(&mut lean, 802);
+    run(&mut lean, 803, "C", "-- fake: gate c\nconstructor");
+    waits(&mut lean, 803);
+    lean.open_gate("a");
+    assert_eq!(targets(&answer(&mut lean, 801)), ["q", "p"]);
+    // Cancelled while Lean elaborates its twin: the twin stays, open and in the set.
+    lean.gate_entered("c");
+    cancel(&mut lean, 803);
+    lean.open_gate("c");
+    let stats = lean.ok("beam_stats", json!({}));
+    let session = &stats["workspaces"]["local:[root]"]["sessions"]["lean"];
+    assert_eq!(session["twinCount"], 1, "{stats}");
+    assert_eq!(twin_files(&project), ["Fixture/C.lean"], "only the open twin is on disk");
+    assert_eq!(peak_open(&lean).1, 1, "Lean never had two twins");
+    // Closing the file closes its twin and removes its file.
+    lean.ok("lean_close", args(&project, "Fixture/C.lean", json!({})));
+    assert_eq!(twin_files(&project), Vec::<String>::new());
+    let stats = lean.ok("beam_stats", json!({}));
+    assert_eq!(stats["workspaces"]["local:[root]"]["sessions"]["lean"]["twinCount"], 0);
+    lean.finish_without_violations();
+}
