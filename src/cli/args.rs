@@ -11,8 +11,8 @@ use std::time::Duration;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::lean::{
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_LEAN_TIMEOUT, DEFAULT_MAX_DOCUMENTS, DEFAULT_MAX_TWINS,
-    DEFAULT_MAX_WORKSPACES, HostOptions,
+    DEFAULT_CRASH_GRACE, DEFAULT_IDLE_TIMEOUT, DEFAULT_LEAN_TIMEOUT, DEFAULT_MAX_DOCUMENTS,
+    DEFAULT_MAX_TWINS, DEFAULT_MAX_WORKSPACES, HostOptions,
 };
 use crate::mcp::transport::TapHandle;
 use crate::mcp::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RUNNING_CALLS, ServerOptions};
@@ -146,7 +146,7 @@ pub struct ServerArgs {
 
     /// Hidden twin documents (each one a Lean worker, as heavy as the file's imports) a
     /// workspace keeps open for speculative runs; the least recently used idle one is closed
-    /// to make room.
+    /// to make room, and a run that finds every twin in use waits for one.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TWINS as u64,
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub max_twins: u64,
@@ -158,10 +158,17 @@ pub struct ServerArgs {
     pub max_workspaces: u64,
 
     /// Documents (each one a Lean worker) a workspace keeps open, twins aside; opening one more
-    /// closes the least recently used (it reopens, at the same version, when next used).
+    /// closes the least recently used one no call is using (it reopens, at the same version,
+    /// when next used), and a call that finds every one in use waits for one.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_DOCUMENTS as u64,
           value_parser = clap::value_parser!(u64).range(1..=100_000))]
     pub max_documents: u64,
+
+    /// Milliseconds a fatal report from Lean waits for the error that explains it (a broken
+    /// header) before the document's worker counts as crashed and is revived.
+    #[arg(long, value_name = "MS", default_value_t = DEFAULT_CRASH_GRACE.as_millis() as u64,
+          value_parser = clap::value_parser!(u64).range(0..=86_400_000))]
+    pub crash_grace_ms: u64,
 
     /// Milliseconds a workspace's Lean server may sit unused before it is shut down (0: never);
     /// the next call starts it again.
@@ -216,6 +223,7 @@ impl ServerArgs {
             max_twins: usize::try_from(self.max_twins).unwrap_or(usize::MAX),
             max_workspaces: usize::try_from(self.max_workspaces).unwrap_or(usize::MAX),
             max_documents: usize::try_from(self.max_documents).unwrap_or(usize::MAX),
+            crash_grace: Duration::from_millis(self.crash_grace_ms),
             idle_timeout: (self.idle_timeout_ms > 0)
                 .then(|| Duration::from_millis(self.idle_timeout_ms)),
             trace,

@@ -39,8 +39,8 @@ use serde_json::Value;
 use crate::mcp::{CallContext, ServerIdentity, ToolHost, ToolResult, ToolSpec};
 
 pub use options::{
-    DEFAULT_IDLE_TIMEOUT, DEFAULT_LEAN_TIMEOUT, DEFAULT_MAX_DOCUMENTS, DEFAULT_MAX_TWINS,
-    DEFAULT_MAX_WORKSPACES, HostOptions,
+    DEFAULT_CRASH_GRACE, DEFAULT_IDLE_TIMEOUT, DEFAULT_LEAN_TIMEOUT, DEFAULT_MAX_DOCUMENTS,
+    DEFAULT_MAX_TWINS, DEFAULT_MAX_WORKSPACES, HostOptions,
 };
 pub use server::orphans::adopt_orphans;
 use state::HostState;

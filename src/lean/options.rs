@@ -18,6 +18,9 @@ pub const DEFAULT_MAX_WORKSPACES: usize = 4;
 pub const DEFAULT_MAX_DOCUMENTS: usize = 16;
 /// How long a workspace's Lean server may sit unused before it is shut down.
 pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+/// How long a fatal report from Lean waits for what explains it (a header error published just
+/// after it) before the document's worker is taken for crashed and revived.
+pub const DEFAULT_CRASH_GRACE: Duration = Duration::from_millis(500);
 /// How long a Lean server gets to shut down politely before its process group is killed.
 pub const DEFAULT_SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
@@ -38,6 +41,8 @@ pub struct HostOptions {
     pub max_workspaces: usize,
     /// The bound on open documents per workspace (twins aside).
     pub max_documents: usize,
+    /// How long a fatal report waits for its explanation before the worker counts as crashed.
+    pub crash_grace: Duration,
     /// How long an unused Lean server is kept (`None`: for ever).
     pub idle_timeout: Option<Duration>,
     /// Where each Lean server's LSP traffic is traced, if anywhere.
@@ -54,6 +59,7 @@ impl Default for HostOptions {
             max_twins: DEFAULT_MAX_TWINS,
             max_workspaces: DEFAULT_MAX_WORKSPACES,
             max_documents: DEFAULT_MAX_DOCUMENTS,
+            crash_grace: DEFAULT_CRASH_GRACE,
             idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
             trace: None,
         }

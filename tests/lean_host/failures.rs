@@ -414,3 +414,77 @@ fn lake_can_be_named_by_the_environment_or_a_relative_path() {
     by_path.server.finish_clean();
     project.wait_no_processes();
 }
+
+/// A file whose header Lake cannot set up, in one of the two orders Lean reports it: its error
+/// explains the fatal progress, so the host never takes it for a crash and never revives it.
+fn a_broken_header_is_not_revived(order: &str) {
+    if crate::harness::fake_only("a broken header in each report order") {
+        return;
+    }
+    let project = Project::fixture();
+    project.write(
+        "Fixture/Broken.lean",
+        "-- fake: setup-fail \"no such package\"\nimport Missing\n\ndef one : Nat := 1\n",
+    );
+    let env = [("FAKE_LEAN_DIAG_ORDER", order)];
+    let mut lean = Lean::start(&[&project], &[], &env);
+    let path = "Fixture/Broken.lean";
+    for _ in 0..2 {
+        let synced = lean.ok("lean_sync", args(&project, path, json!({})));
+        assert_eq!(synced["diagnostics"]["counts"]["error"], 1, "{synced}");
+        assert_eq!(synced["readiness"]["save_ready"], false);
+    }
+    let changes = lean
+        .trace()
+        .into_iter()
+        .filter(|t| t["dir"] == "in" && t["method"] == "textDocument/didChange")
+        .count();
+    assert_eq!(changes, 0, "a header error is no crash: nothing to revive");
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_broken_header_reported_error_first_is_not_revived() {
+    a_broken_header_is_not_revived("diagnostics-first");
+}
+
+#[test]
+fn a_broken_header_reported_fatal_progress_first_is_not_revived() {
+    a_broken_header_is_not_revived("progress-first");
+}
+
+#[test]
+fn a_fatal_report_waits_for_its_explanation_before_it_counts_as_a_crash() {
+    if crate::harness::fake_only("a broken header's explanation held at the fake's gate") {
+        return;
+    }
+    let project = Project::fixture();
+    let path = "Fixture/Broken.lean";
+    project.write(
+        path,
+        "-- fake: setup-fail \"no such package\"\n-- fake: explain-gate explain\nimport Missing\n",
+    );
+    let env = [("FAKE_LEAN_DIAG_ORDER", "progress-first")];
+    // A grace far longer than the test, so the explanation always arrives within it.
+    let mut lean = Lean::start(&[&project], &["--crash-grace-ms", "600000"], &env);
+    let id = lean.id();
+    lean.server.send(&request(
+        id,
+        "tools/call",
+        json!({"name": "lean_sync", "arguments": args(&project, path, json!({}))}),
+    ));
+    // Lean has said "fatal" and holds back why; meanwhile Lean keeps serving other files.
+    lean.gate_entered("explain");
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    lean.open_gate("explain");
+    let synced = lean.server.response(&json!(id));
+    let synced = &synced["result"]["structuredContent"];
+    assert_eq!(synced["diagnostics"]["counts"]["error"], 1, "{synced}");
+    let revivals = lean
+        .trace()
+        .into_iter()
+        .filter(|t| t["dir"] == "in" && t["method"] == "textDocument/didChange")
+        .count();
+    assert_eq!(revivals, 0, "the fatal report was explained: no revival");
+    lean.finish_without_violations();
+}

@@ -462,12 +462,19 @@ fn cancelled_runs_leave_no_twin_open_or_on_disk() {
     let stats = lean.ok("beam_stats", json!({}));
     let session = &stats["workspaces"]["local:[root]"]["sessions"]["lean"];
     assert_eq!(session["twinCount"], 1, "{stats}");
-    assert_eq!(twin_files(&project), ["Fixture/C.lean"], "only the open twin is on disk");
+    assert_eq!(
+        twin_files(&project),
+        ["Fixture/C.lean"],
+        "only the open twin is on disk"
+    );
     assert_eq!(peak_open(&lean).1, 1, "Lean never had two twins");
     // Closing the file closes its twin and removes its file.
     lean.ok("lean_close", args(&project, "Fixture/C.lean", json!({})));
     assert_eq!(twin_files(&project), Vec::<String>::new());
     let stats = lean.ok("beam_stats", json!({}));
-    assert_eq!(stats["workspaces"]["local:[root]"]["sessions"]["lean"]["twinCount"], 0);
+    assert_eq!(
+        stats["workspaces"]["local:[root]"]["sessions"]["lean"]["twinCount"],
+        0
+    );
     lean.finish_without_violations();
 }

@@ -12,8 +12,11 @@
 //!    of the same text), unless someone changed or revived the document meanwhile (then it is
 //!    only sent again).
 //! 3. A worker that crashes while the request waits (a fatal `fileProgress` that no error
-//!    explains) is revived at once, once: Lean holds requests for a crashed document until a
-//!    `didChange`, so without it the wait would last until the Lean timeout.
+//!    explains) is revived, once: Lean holds requests for a crashed document until a
+//!    `didChange`, so without it the wait would last until the Lean timeout. Lean may send a
+//!    broken header's fatal progress before the error that explains it (Part 3, "Ordering"), so
+//!    a fatal report is taken for a crash only once the crash grace has passed with no
+//!    explanation and no answer.
 //! 4. The document must be one the caller pins or leases: a document that is not open is a bug
 //!    of the host's, reported as `internalError`, never as the caller's fault.
 
@@ -45,16 +48,25 @@ pub async fn ask(
     let request = with_revival(set, &uri, caller, method, params);
     let mut request = pin!(request);
     let mut revived = false;
+    // The LSP version a fatal report concerns, and when it counts as a crash.
+    let mut unexplained: Option<(i64, tokio::time::Instant)> = None;
+    let grace = set.limits().crash_grace;
     let answer = loop {
+        let due = unexplained.map(|(_, at)| at);
         tokio::select! {
             biased;
             answer = &mut request => break answer,
+            () = sleep_until(due), if due.is_some() => {
+                let (seen, _) = unexplained.take().expect("due");
+                revived = set.revive_if_still(&uri, seen, false, caller).await;
+            }
             event = events.recv() => match event {
                 Ok(event) => {
                     reporter.report(&event);
                     let fatal = matches!(&event.kind, EventKind::Progress(p) if p.fatal);
-                    if fatal && !revived && *event.uri == *uri {
-                        revived = set.revive_if_still(&uri, event.lsp_version, false, caller).await;
+                    if fatal && !revived && unexplained.is_none() && *event.uri == *uri {
+                        let at = tokio::time::Instant::now() + grace;
+                        unexplained = Some((event.lsp_version, at));
                     }
                 }
                 Err(RecvError::Lagged(_)) => {}
@@ -64,6 +76,13 @@ pub async fn ask(
     };
     reporter.drain(events);
     answer
+}
+
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// [`ask`] for a call that reports no live diagnostics and has no events of its own yet.

@@ -58,6 +58,8 @@ pub struct Limits {
     pub twins: usize,
     /// The longest wait for a place (the Lean timeout).
     pub wait: Duration,
+    /// How long a fatal report waits for its explanation before the worker counts as crashed.
+    pub crash_grace: Duration,
 }
 
 /// A document after [`Pin::sync`].
@@ -123,6 +125,11 @@ impl DocumentSet {
     /// The mirror (what Lean has open and has said).
     pub fn mirror(&self) -> &Mirror {
         &self.inner.mirror
+    }
+
+    /// The set's bounds.
+    pub fn limits(&self) -> Limits {
+        self.inner.limits
     }
 
     /// The Lean this set belongs to.

@@ -59,6 +59,7 @@ impl Runtime {
             documents: options.max_documents,
             twins: options.max_twins,
             wait: options.lean_timeout,
+            crash_grace: options.crash_grace,
         };
         let documents = DocumentSet::new(mirror, server.clone(), limits);
         let config = ConfigStamp::read(root.path());

@@ -47,6 +47,8 @@ pub struct DocFlags {
     pub setup_lines: Vec<String>,
     pub stale_imports: bool,
     pub setup_fail: Option<String>,
+    /// `explain-gate NAME`: a fatal header error's publish waits for this gate.
+    pub explain_gate: Option<String>,
 }
 
 pub struct Analysis {
@@ -164,6 +166,7 @@ fn flags(ds: &[Directive]) -> DocFlags {
             "setup-line" => f.setup_lines.extend(d.str_arg(0).map(str::to_owned)),
             "stale-imports" => f.stale_imports = true,
             "setup-fail" => f.setup_fail = Some(d.str_arg(0).unwrap_or_default().to_owned()),
+            "explain-gate" => f.explain_gate = d.flags.first().cloned(),
             _ => {}
         }
     }

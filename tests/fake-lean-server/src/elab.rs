@@ -157,19 +157,39 @@ fn elaborate(job: &Job, rx: &Receiver<Job>, emit: &dyn Fn(ElabEvent)) -> Flow {
     }
     if let Some(msg) = &job.header_error {
         let end = a.text.as_str().len();
-        emit(ElabEvent::Publish {
+        let error = ElabEvent::Publish {
             version: v,
             new: vec![a.diagnostic(1, (0, end), (0, end), msg)],
-        });
+        };
+        let fatal = ElabEvent::Progress {
+            version: v,
+            from_line: Some(0),
+            fatal: true,
+        };
         emit(ElabEvent::Reached {
             version: v,
             line: u32::MAX,
         });
-        emit(ElabEvent::Progress {
-            version: v,
-            from_line: Some(0),
-            fatal: true,
-        });
+        // The fatal progress goes out first when the worker never blocked for reportDelayMs
+        // (LLS Part 3, "Ordering"), as the end of every other version does.
+        match job.order {
+            DiagOrder::DiagnosticsFirst => {
+                emit(error);
+                emit(fatal);
+            }
+            DiagOrder::ProgressFirst => {
+                emit(fatal);
+                if let (Some(gate), Some(dir)) = (&a.flags.explain_gate, &job.gate_dir) {
+                    let _ = std::fs::write(dir.join(format!("{gate}.entered")), v.to_string());
+                    while !dir.join(gate).exists() {
+                        if let Some(flow) = wait(rx, GATE_POLL) {
+                            return flow;
+                        }
+                    }
+                }
+                emit(error);
+            }
+        }
         emit(ElabEvent::Complete { version: v });
         return Flow::Done;
     }
