@@ -1,19 +1,50 @@
 //! The Lean host: the tools lean-beam-mcp offers, behind the [`ToolHost`] seam of the MCP core,
 //! driving the user's own Lean through stock `lake serve` (no plugin).
 //!
-//! One runtime per workspace root (`registry`, `runtime`): a `lake serve` child in its own
-//! process group (`process`), an LSP client over it (`lsp`), and the mirror of the documents it
-//! was given (`documents`, `diagnostics`). Tools (`tools`) resolve their workspace, file,
-//! version and position (`call`), ask Lean, and report progress while they wait (`progress`).
-//! A save checkpoints a module through Lake (`checkpoint`): one-shot `lake` commands
-//! (`lake_run`), Lake's own account of where modules live (`lake_layout`), its build output
-//! (`lake_output`) and the artifacts it keeps (`artifacts`). Speculative runs happen in hidden
-//! twin documents (`twins`, `probe`), ask Lean whether a position is in a proof once per
-//! version (`modes`), and continue from signed handles (`handles`). Failures are
-//! `error`'s codes; `stats` counts everything. What a dead server leaves behind is ended by
-//! `orphans`. Feedback reports (`feedback`) read what the host holds and never start Lean. With
-//! tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr to a
-//! trace stream of its own.
+//! Wings, from the top floor down; a wing imports only the wings below it (`tests/layout.rs`
+//! holds this): `tools` (leaves: one file per tool family) · `state` (what every tool shares) ·
+//! `lake` (one-shot Lake commands, the checkpoint behind `lean_save`) · `speculation` (twins,
+//! probes, runs, handles, proof modes) · `workspace` (descriptors, the registry of runtimes) ·
+//! `session` (what Lean has open) · `server` (the `lake serve` child and its LSP client) ·
+//! `feedback`, `syntax` · `options`, `progress`, `stats`, `tail`, `text` · `error`.
+//!
+//! Where each rule lives:
+//!
+//! | rule | file |
+//! |---|---|
+//! | what Lean has open: pins, twin leases, the document and twin bounds, waiting for a place; the only sender of `didOpen`/`didChange`/`didSave`/`didClose` | `session/set.rs` |
+//! | versions (the caller's and Lean's), one allocator per workspace; applying Lean's reports | `session/mirror.rs` |
+//! | what each diagnostic is (setup lines, stale imports, silent); counts; readiness | `session/diagnostics.rs` |
+//! | the diagnostics barrier: one complete version, strict for twins; stale imports | `session/barrier.rs` |
+//! | one request about a document; reviving a crashed worker; the crash grace | `session/ask.rs` |
+//! | progress, the liveness notice and live logs while a call waits on a document | `session/report.rs` |
+//! | goals in the goal shape | `session/goals.rs` |
+//! | starting `lake serve`, the handshake, bounded typed requests with the stderr tail, retirement, shutdown | `server/mod.rs` |
+//! | the child's process group, its stderr tail, spawning owned children | `server/process.rs` |
+//! | what a dead server leaves behind | `server/orphans.rs` |
+//! | LSP correlation, cancel-on-drop, answering the server's requests | `server/lsp/client.rs` |
+//! | the byte-bounded queue to Lean's stdin | `server/lsp/outbox.rs` |
+//! | workspace descriptors and canonical roots | `workspace/root.rs` |
+//! | one runtime per root: single-flight starts, `--max-workspaces`, idle shutdown, restarts, drops | `workspace/registry.rs` |
+//! | a runtime: a server, its documents, the configuration it loaded | `workspace/runtime.rs` |
+//! | what counts as a Lake configuration change | `workspace/config.rs` |
+//! | where twins live, and what a client may see of them | `speculation/twins.rs` |
+//! | a twin's text, the one-command rule, what a verdict keeps | `speculation/probe.rs` |
+//! | a run: its mode, its lease, its strict barrier, its verdict | `speculation/run.rs` |
+//! | handles: binding, MAC, check, spend and release in one step | `speculation/handles.rs` |
+//! | a position's proof mode, once per version | `speculation/modes.rs` |
+//! | running `lake`, bounded and killed on every way out | `lake/run.rs` |
+//! | a checkpoint: one save per workspace at a time, the module, Lean told of rewritten artifacts | `lake/checkpoint.rs` |
+//! | error codes and the data each carries | `error.rs` |
+//! | reading a tool's arguments into types | `tools/args.rs` |
+//! | resolving a call's workspace, file, version and position; its pin | `tools/call.rs` |
+//! | the catalog's order; statistics; which tools never start Lean | `tools/mod.rs` |
+//! | what a waiting call reports, and to whom | `progress.rs` |
+//! | positions, offsets and URIs | `text.rs` |
+//! | bounded tails of output | `tail.rs` |
+//!
+//! With tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr
+//! to a trace stream of its own.
 
 mod error;
 mod feedback;

@@ -6,13 +6,18 @@
 //! as long as its runtime is cached (an eviction forgets it). Reading never starts a runtime.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::lean::error::code;
-use crate::lean::workspace::root::WorkspaceRoot;
+
+/// The key `beam_stats` shows a workspace under: `local:<canonical root>`.
+pub fn workspace_key(root: &Path) -> String {
+    format!("local:{}", root.display())
+}
 
 /// How one call ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,17 +88,19 @@ fn ms(duration: Duration) -> f64 {
 }
 
 impl Stats {
-    fn with(&self, root: &WorkspaceRoot, update: impl FnOnce(&mut Workspace)) {
+    fn with(&self, root: &Path, update: impl FnOnce(&mut Workspace)) {
         let mut workspaces = self.workspaces.lock().unwrap_or_else(|p| p.into_inner());
-        let workspace = workspaces.entry(root.key()).or_insert_with(|| Workspace {
-            root: root.path().display().to_string(),
-            ..Workspace::default()
-        });
+        let workspace = workspaces
+            .entry(workspace_key(root))
+            .or_insert_with(|| Workspace {
+                root: root.display().to_string(),
+                ..Workspace::default()
+            });
         update(workspace);
     }
 
     /// A runtime started for `root` (a restart if it replaced one).
-    pub fn session_started(&self, root: &WorkspaceRoot, restart: bool) {
+    pub fn session_started(&self, root: &Path, restart: bool) {
         self.with(root, |w| {
             w.session_starts += 1;
             w.session_restarts += u64::from(restart);
@@ -101,17 +108,17 @@ impl Stats {
     }
 
     /// The runtime was shut down to make room for another workspace (`--max-workspaces`).
-    pub fn budget_shutdown(&self, root: &WorkspaceRoot) {
+    pub fn budget_shutdown(&self, root: &Path) {
         self.with(root, |w| w.budget_shutdowns += 1);
     }
 
     /// The runtime was shut down after sitting unused (`--idle-timeout-ms`).
-    pub fn idle_shutdown(&self, root: &WorkspaceRoot) {
+    pub fn idle_shutdown(&self, root: &Path) {
         self.with(root, |w| w.idle_shutdowns += 1);
     }
 
     /// One call of `op` on `root` ended.
-    pub fn record(&self, root: &WorkspaceRoot, op: &str, outcome: Outcome, latency: Duration) {
+    pub fn record(&self, root: &Path, op: &str, outcome: Outcome, latency: Duration) {
         self.with(root, |w| {
             w.requests.add(outcome);
             let op = w.ops.entry(op.to_owned()).or_default();
@@ -123,9 +130,9 @@ impl Stats {
     }
 
     /// Forgets an evicted workspace.
-    pub fn forget(&self, root: &WorkspaceRoot) {
+    pub fn forget(&self, root: &Path) {
         let mut workspaces = self.workspaces.lock().unwrap_or_else(|p| p.into_inner());
-        workspaces.remove(&root.key());
+        workspaces.remove(&workspace_key(root));
     }
 
     /// The `workspaces` object of `beam_stats`; `session` describes each workspace's runtime now.
@@ -195,16 +202,16 @@ mod tests {
     #[test]
     fn calls_are_counted_by_outcome_with_latencies() {
         let stats = Stats::default();
-        let root = WorkspaceRoot::for_eviction(&json!({"root": "/w"})).unwrap();
-        stats.session_started(&root, false);
-        stats.record(&root, "sync", Outcome::Success, Duration::from_millis(4));
+        let root = Path::new("/w");
+        stats.session_started(root, false);
+        stats.record(root, "sync", Outcome::Success, Duration::from_millis(4));
         stats.record(
-            &root,
+            root,
             "sync",
             Outcome::Error(code::WORKER_EXITED),
             Duration::from_millis(2),
         );
-        stats.record(&root, "hover", Outcome::Cancelled, Duration::from_millis(1));
+        stats.record(root, "hover", Outcome::Cancelled, Duration::from_millis(1));
         let rendered = stats.render(|_| json!({"active": true}));
         let lean = &rendered["local:/w"]["byBackend"]["lean"];
         assert_eq!(lean["requestCount"], 3);
@@ -213,7 +220,7 @@ mod tests {
         assert_eq!(lean["ops"]["sync"]["maxLatencyMs"], 4.0);
         assert_eq!(lean["ops"]["hover"]["cancelledCount"], 1);
         assert_eq!(rendered["local:/w"]["sessions"]["lean"]["active"], true);
-        stats.forget(&root);
+        stats.forget(root);
         assert_eq!(stats.render(|_| Value::Null), json!({}));
     }
 }

@@ -21,7 +21,6 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use crate::lean::error::HostError;
-use crate::lean::workspace::root::WorkspaceRoot;
 
 /// The largest evidence file a report copies.
 pub const MAX_EVIDENCE_FILE: u64 = 1024 * 1024;
@@ -123,7 +122,7 @@ pub struct Report {
 
 impl Report {
     /// Reads and checks the arguments (see the contract).
-    pub fn read(args: &Value, root: &WorkspaceRoot) -> Result<Report, HostError> {
+    pub fn read(args: &Value, root: &Path) -> Result<Report, HostError> {
         let text = |name: &str| args.get(name).and_then(Value::as_str).map(str::to_owned);
         let flag =
             |name: &str, default: bool| args.get(name).and_then(Value::as_bool).unwrap_or(default);
@@ -188,7 +187,7 @@ impl Report {
     }
 }
 
-fn read_evidence(entries: &[Value], root: &WorkspaceRoot) -> Result<Vec<Evidence>, HostError> {
+fn read_evidence(entries: &[Value], root: &Path) -> Result<Vec<Evidence>, HostError> {
     let mut evidence: Vec<Evidence> = Vec::with_capacity(entries.len());
     let mut total = 0u64;
     for (index, entry) in entries.iter().enumerate() {
@@ -301,17 +300,17 @@ pub fn check_name(name: &str) -> Result<(), String> {
 }
 
 /// The canonical file and its size, if `given` names a regular file inside the workspace.
-fn check_file(given: &str, root: &WorkspaceRoot) -> Result<(PathBuf, u64), String> {
+fn check_file(given: &str, root: &Path) -> Result<(PathBuf, u64), String> {
     let joined = if Path::new(given).is_absolute() {
         PathBuf::from(given)
     } else {
-        root.path().join(given)
+        root.join(given)
     };
     let canonical = std::fs::canonicalize(&joined).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => "does not exist".to_owned(),
         _ => format!("cannot be resolved: {e}"),
     })?;
-    if !canonical.starts_with(root.path()) {
+    if !canonical.starts_with(root) {
         return Err(
             "is outside the workspace (symlinks followed): evidence files are read \
                     only from inside it"

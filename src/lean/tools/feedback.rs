@@ -222,7 +222,7 @@ pub async fn report(state: &HostState, arguments: &Value) -> Result<Value, HostE
         arguments.get("redact") != Some(&Value::Bool(false)) || confidential(arguments),
         confidential(arguments).then_some((root.path(), written_root)),
     );
-    let report = Report::read(arguments, &root).map_err(|e| redacted(&redactor, e))?;
+    let report = Report::read(arguments, root.path()).map_err(|e| redacted(&redactor, e))?;
     let (collected, warnings) = if report.confidential {
         let mut warnings = left_out(&report);
         if state.options.trace.is_some() {

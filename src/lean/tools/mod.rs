@@ -6,6 +6,11 @@
 //! latency (a call that is cancelled counts as cancelled), and its result echoes the canonical
 //! workspace descriptor. `beam_feedback_report` is no Lean operation: it is not recorded, and a
 //! confidential report does not echo its workspace.
+//!
+//! Tools that need no Lean never start one: `beam_version`, `beam_stats` and
+//! `beam_feedback_report` read what the host holds; `lean_drop_workspace` ends a runtime;
+//! `lean_close` closes in a running Lean only; `lean_release` checks and forgets a handle. Every
+//! other tool starts the workspace's Lean on first use.
 
 pub mod admin;
 pub mod args;
@@ -133,7 +138,7 @@ impl<'a> Recorded<'a> {
         };
         self.state
             .stats
-            .record(&self.root, self.op, outcome, self.started.elapsed());
+            .record(self.root.path(), self.op, outcome, self.started.elapsed());
     }
 }
 
@@ -141,7 +146,7 @@ impl Drop for Recorded<'_> {
     fn drop(&mut self) {
         if !self.done {
             self.state.stats.record(
-                &self.root,
+                self.root.path(),
                 self.op,
                 Outcome::Cancelled,
                 self.started.elapsed(),

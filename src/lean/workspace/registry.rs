@@ -197,7 +197,7 @@ impl Registry {
             }
         };
         if let Some(restart) = started {
-            self.stats.session_started(root, restart);
+            self.stats.session_started(root.path(), restart);
         }
         self.wait(state, note, in_use).await
     }
@@ -218,7 +218,7 @@ impl Registry {
             };
             tracing::info!(root = %root.path().display(), "shutting down the least recently used workspace's Lean (--max-workspaces)");
             self.retire(slots, &root);
-            self.stats.budget_shutdown(&root);
+            self.stats.budget_shutdown(root.path());
         }
     }
 
@@ -234,7 +234,7 @@ impl Registry {
         for root in idle_roots {
             tracing::info!(root = %root.path().display(), "shutting down an idle workspace's Lean");
             self.retire(&mut slots, &root);
-            self.stats.idle_shutdown(&root);
+            self.stats.idle_shutdown(root.path());
         }
     }
 
@@ -406,7 +406,7 @@ impl Registry {
         let Some(slot) = self.lock().remove(root) else {
             return stopped;
         };
-        self.stats.forget(root);
+        self.stats.forget(root.path());
         let mut state = slot.state;
         let starting = matches!(*state.borrow(), SlotState::Starting);
         if starting {

@@ -78,7 +78,7 @@ impl WorkspaceRoot {
 
     /// The key beam_stats shows for this workspace.
     pub fn key(&self) -> String {
-        format!("local:{}", self.0.display())
+        crate::lean::stats::workspace_key(&self.0)
     }
 }
 
