@@ -10,7 +10,7 @@
 //!    without `data`, lean-stock-speculation.md §D). Then the caller's version must be current
 //!    (`contentModified`), then `codeAction/resolve` is sent with the action exactly as given,
 //!    and the answer is `{version, code_action}` with the resolved action through
-//!    [`for_client`].
+//!    `for_client`.
 //! 3. Beam applies nothing: the client applies the returned `WorkspaceEdit` itself, then calls
 //!    `lean_update` or `lean_sync` so Beam reads the edited file.
 
