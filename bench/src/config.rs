@@ -118,6 +118,11 @@ pub struct ServerRow {
     /// to `$PAYLOAD` is replaced by the payload.
     #[serde(default = "default_arguments")]
     pub arguments: Value,
+    /// Arguments to rotate through instead of `arguments`: request `id` uses
+    /// `rotate[id % len]` (expanded the same way), so calls in flight spread over several
+    /// documents.
+    #[serde(default)]
+    pub rotate: Option<Vec<Value>>,
     /// How answers are checked.
     #[serde(default)]
     pub check: Check,
@@ -206,7 +211,15 @@ impl ServerRow {
             .iter()
             .map(|(k, v)| Ok((k.clone(), expand(v)?)))
             .collect::<Result<Vec<_>, String>>()?;
-        let arguments = expand_value(&self.arguments)
+        let arguments = match &self.rotate {
+            Some(variants) if !variants.is_empty() => variants.clone(),
+            Some(_) => return Err(format!("server {}: rotate is empty", self.name)),
+            None => vec![self.arguments.clone()],
+        };
+        let arguments = arguments
+            .iter()
+            .map(expand_value)
+            .collect::<Result<Vec<_>, _>>()
             .map_err(|e| format!("server {}: arguments: {e}", self.name))?;
         Ok(Launch {
             command,
@@ -223,8 +236,8 @@ pub struct Launch {
     pub command: Vec<String>,
     /// Extra environment.
     pub env: Env,
-    /// The tool's arguments (`$PAYLOAD` holes kept).
-    pub arguments: Value,
+    /// The tool's arguments, one per variant (`$PAYLOAD` holes kept).
+    pub arguments: Vec<Value>,
 }
 
 /// Expands `${VAR}` in every string of a JSON value (object keys are left alone).
@@ -357,8 +370,10 @@ mod tests {
         let launch = config.servers[0].expanded().unwrap();
         assert_eq!(
             launch.arguments,
-            json!({"workspace": {"root": "/p"}, "file": "/p/A.lean", "line": 3,
-                   "tags": ["/p", PAYLOAD]})
+            [
+                json!({"workspace": {"root": "/p"}, "file": "/p/A.lean", "line": 3,
+                    "tags": ["/p", PAYLOAD]})
+            ]
         );
         let missing = Config::parse(
             r#"{"servers": [{"name": "a", "command": ["x"], "revisions": ["2025-11-25"],

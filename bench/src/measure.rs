@@ -76,7 +76,7 @@ pub fn round(row: &ServerRow, revision: Revision, settings: &Settings) -> Result
         .logs
         .join(format!("{}-{}.log", row.name, revision.as_str()));
     let template = |payload| {
-        CallTemplate::new(revision, &row.tool, &launch.arguments, row.check, payload)
+        CallTemplate::rotating(revision, &row.tool, &launch.arguments, row.check, payload)
             .containing(row.contains.as_deref())
     };
     let small = template(Payload::Tagged);

@@ -130,9 +130,10 @@ enum Piece {
     Payload,
 }
 
-/// A `tools/call` line with holes for the id and the payload, serialized once.
+/// A `tools/call` line with holes for the id and the payload, serialized once (one line per
+/// variant of the arguments; request `id` uses variant `id % variants`).
 pub struct CallTemplate {
-    pieces: Vec<Piece>,
+    variants: Vec<Vec<Piece>>,
     /// How answers are checked.
     pub check: Check,
     /// What fills the payload holes.
@@ -143,6 +144,7 @@ pub struct CallTemplate {
 
 impl CallTemplate {
     /// The template for `tool(arguments)` in `revision`; strings equal to `$PAYLOAD` are holes.
+    #[cfg(test)]
     pub fn new(
         revision: Revision,
         tool: &str,
@@ -150,6 +152,36 @@ impl CallTemplate {
         check: Check,
         payload: Payload,
     ) -> CallTemplate {
+        Self::rotating(
+            revision,
+            tool,
+            std::slice::from_ref(arguments),
+            check,
+            payload,
+        )
+    }
+
+    /// The template whose request `id` calls `tool(variants[id % variants.len()])`.
+    pub fn rotating(
+        revision: Revision,
+        tool: &str,
+        variants: &[Value],
+        check: Check,
+        payload: Payload,
+    ) -> CallTemplate {
+        assert!(!variants.is_empty(), "a template needs arguments");
+        CallTemplate {
+            variants: variants
+                .iter()
+                .map(|arguments| Self::pieces(revision, tool, arguments))
+                .collect(),
+            check,
+            payload,
+            contains: None,
+        }
+    }
+
+    fn pieces(revision: Revision, tool: &str, arguments: &Value) -> Vec<Piece> {
         const ID_HOLE: &str = "\u{1}id\u{1}";
         let mut params = json!({ "name": tool, "arguments": arguments });
         if revision == Revision::Modern {
@@ -184,12 +216,7 @@ impl CallTemplate {
                 (_, piece) => merged.push(piece),
             }
         }
-        CallTemplate {
-            pieces: merged,
-            check,
-            payload,
-            contains: None,
-        }
+        merged
     }
 
     /// The same template, requiring `text` in every answer line (for [`Check::Success`]).
@@ -200,7 +227,8 @@ impl CallTemplate {
 
     /// Writes request `id`.
     pub fn write(&self, out: &mut impl Write, id: u64) -> io::Result<()> {
-        for piece in &self.pieces {
+        let variant = &self.variants[(id % self.variants.len() as u64) as usize];
+        for piece in variant {
             match piece {
                 Piece::Literal(bytes) => out.write_all(bytes)?,
                 Piece::Id => write!(out, "{id}")?,
@@ -433,6 +461,29 @@ mod tests {
         let v: Value = serde_json::from_str(&line(&legacy, 7)).unwrap();
         assert!(v["params"].get("_meta").is_none());
         assert_eq!(v["params"]["arguments"]["text"], "abcdefghij");
+    }
+
+    #[test]
+    fn a_rotating_template_spreads_requests_over_its_variants() {
+        let variants = [json!({"path": "A.lean"}), json!({"path": "B.lean"})];
+        let t = CallTemplate::rotating(
+            Revision::Legacy,
+            "lean_hover",
+            &variants,
+            Check::Success,
+            Payload::Tagged,
+        );
+        let path = |id| {
+            let v: Value = serde_json::from_str(&line(&t, id)).unwrap();
+            v["params"]["arguments"]["path"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(
+            [path(0), path(1), path(2), path(7)],
+            ["A.lean", "B.lean", "A.lean", "B.lean"]
+        );
     }
 
     #[test]
