@@ -22,6 +22,9 @@ pub enum When {
     Cancelled,
     /// A `lean_save` in the workspace was sent before this answer (its imports went stale).
     SavedBefore,
+    /// The program wrote the file while the call ran (an edit's update sent after the call
+    /// and before its answer).
+    EditedDuring,
     /// Always (the programs never change the Lake configuration, but the row is the server's
     /// documented answer when it changes under a call).
     Always,
@@ -56,6 +59,13 @@ pub const ALLOWED: &[Allowed] = &[
     row("contentModified", "handleStale", When::Superseded),
     row("contentModified", "handleSessionEnded", When::DroppedSince),
     row("contentModified", "lakeConfigurationChanged", When::Always),
+    // Not in the brief's list, but documented (`checkpoint.rs`, contract 6) and the client's
+    // doing: the file changed on disk while `lake build` compiled it.
+    row(
+        "contentModified",
+        "sourceChangedDuringSave",
+        When::EditedDuring,
+    ),
     row("invalidParams", "handleConsumed", When::ConsumedSince),
     row("invalidParams", "handleReleased", When::ReleasedSince),
     row("invalidParams", "handleUnknown", When::DroppedSince),
@@ -70,6 +80,14 @@ pub const ALLOWED: &[Allowed] = &[
         reason: None,
         message: None,
         when: When::SavedBefore,
+    },
+    // Documented (`checkpoint.rs`, contract 4): Lake builds the file on disk, so a text with
+    // errors written during the build fails it before the save can see the file changed.
+    Allowed {
+        code: "saveBuildFailed",
+        reason: None,
+        message: None,
+        when: When::EditedDuring,
     },
     // Refusals the text explains whatever the timing: a save of a text with errors, goals
     // where the text has none.

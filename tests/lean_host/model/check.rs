@@ -333,6 +333,12 @@ impl Oracle<'_> {
             When::SavedBefore => calls
                 .iter()
                 .any(|c| c.tool == "lean_save" && c.ws == call.ws && c.sent.seq < answered),
+            When::EditedDuring => calls.iter().any(|c| {
+                c.wrote.is_some()
+                    && c.doc == call.doc
+                    && c.sent.seq > call.sent.seq
+                    && c.sent.seq < answered
+            }),
             When::Always | When::LikeAlone => true,
         }
     }
