@@ -176,20 +176,24 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
-/// Programs of 2–40 steps under these budgets, most of them short: a program's fixed cost (a server, a `lake serve`
-/// per workspace) is most of its cost, and races need few steps; one in eight is long.
+/// Programs of 2–40 steps under these budgets, most of them short: a program's fixed cost (a
+/// `lake serve` per workspace) is most of its cost, and races need few steps; one in ten is
+/// long.
 pub fn programs(max_documents: usize, max_twins: usize) -> impl Strategy<Value = Program> {
+    // A second workspace is a second `lake serve`, the dearest thing a program can ask for, and
+    // races within one workspace are the likelier: one program in three has two.
+    let workspaces = prop_oneof![2 => Just(1usize), 1 => Just(2usize)];
     let config =
-        (1..=2usize, 1..=3usize, 1..=8usize).prop_map(move |(workspaces, files, window)| Config {
+        (workspaces, 1..=3usize, 1..=8usize).prop_map(move |(workspaces, files, window)| Config {
             workspaces,
             files,
             window,
             max_documents,
             max_twins,
         });
+    let short = prop::collection::vec(step(), 2..=5);
+    let more = prop::option::weighted(0.1, prop::collection::vec(step(), 0..=35));
     // A rare save per program at most: it runs `lake build`, the slowest thing a step can do.
-    let short = prop::collection::vec(step(), 2..=6);
-    let more = prop::option::weighted(0.125, prop::collection::vec(step(), 0..=34));
     let save = prop::option::weighted(0.1, (0..40usize, at()));
     (config, short, more, save).prop_map(|(config, mut steps, more, save)| {
         steps.extend(more.into_iter().flatten());
