@@ -156,6 +156,11 @@ impl Oracle<'_> {
             return;
         };
         let result = &answer.value["result"];
+        // A cancelled call may be answered by a JSON-RPC error (its cancellation's answer).
+        let cancelled = call.sent.cancelled.is_some() && answer.value.get("error").is_some();
+        if cancelled {
+            return;
+        }
         if answer.value.get("error").is_some() || !result.is_object() {
             found.push(Violation::new(
                 "error",

@@ -4,12 +4,11 @@
 //! Contract: `lake` is a wrapper (see [`lake_wrapper`]) that gives every `lake` process its own
 //! trace file, named after its project and its pid, so what each `lake serve` was sent can be
 //! replayed in its own order, and a program finds its own among those of earlier programs on
-//! the same server. Answers are
-//! read by a thread that stamps them when they arrive; a wait never sleeps, it blocks on the
-//! next answer up to the earliest deadline of a call still owed one ([`ANSWER_BOUND`] after it
-//! was sent), so a hang becomes a recorded violation, not a stuck suite. Machine paths (the
-//! project roots, the wrapper) are replaced by placeholders in every answer, so answers of two
-//! servers on two projects compare.
+//! the same server. Answers are read by a thread that stamps them when they arrive; a wait
+//! never sleeps, it blocks on the next answer up to the earliest deadline of a call still owed
+//! one ([`ANSWER_BOUND`] after it was sent), so a hang becomes a recorded violation, not a
+//! stuck suite. Machine paths (the project roots, the wrapper) are replaced by placeholders in
+//! every answer, so answers of two servers on two projects compare.
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
