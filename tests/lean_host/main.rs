@@ -15,6 +15,7 @@ mod harness;
 mod hostile;
 mod lifecycle;
 mod logging;
+mod model;
 mod navigation;
 mod ownership;
 mod save;
