@@ -70,7 +70,7 @@ pub async fn run(session: Session, plan: &Plan) -> Vec<Phase> {
         runner.judge_sync(&synced);
     }
     let tactic = crate::lean::tools::todo::first_tactic(&plan.text);
-    let at = |(line, character): (u64, u64)| {
+    let at = |(line, character): (u32, u32)| {
         let mut args = base.clone();
         args["version"] = version.clone().unwrap_or_default();
         args["line"] = json!(line);

@@ -53,7 +53,7 @@ pub const TODO: &str = "lean_todo";
 
 /// Where the first tactic of a Lean text's code begins (the first code after its first `by`),
 /// as a zero-based line and UTF-16 character.
-pub fn first_tactic(text: &str) -> Option<(u64, u64)> {
+pub fn first_tactic(text: &str) -> Option<(u32, u32)> {
     syntax::first_tactic(text).map(|p| (p.line, p.character))
 }
 

@@ -22,16 +22,16 @@ pub fn code_action_ranges(query: Range, text: &str) -> Vec<Range> {
     if query.is_empty() {
         return vec![query];
     }
-    let widths: Vec<u64> = text
+    let widths: Vec<u32> = text
         .split('\n')
-        .map(|line| line.trim_end_matches('\r').encode_utf16().count() as u64)
+        .map(|line| line.trim_end_matches('\r').encode_utf16().count() as u32)
         .collect();
     let starts = syntax::command_lines(text);
     let mut ranges = Vec::new();
     for (k, &first) in starts.iter().enumerate() {
         let last = starts
             .get(k + 1)
-            .map_or(widths.len() as u64 - 1, |&next| next - 1);
+            .map_or(widths.len() as u32 - 1, |&next| next - 1);
         let chunk_end = Position::new(last, widths[last as usize]);
         let start = query.start.max(Position::new(first, 0));
         let end = query.end.min(chunk_end);
@@ -46,7 +46,7 @@ pub fn code_action_ranges(query: Range, text: &str) -> Vec<Range> {
 mod tests {
     use super::*;
 
-    fn r(a: (u64, u64), b: (u64, u64)) -> Range {
+    fn r(a: (u32, u32), b: (u32, u32)) -> Range {
         Range::new(Position::new(a.0, a.1), Position::new(b.0, b.1))
     }
 

@@ -69,7 +69,7 @@ pub fn first_tactic(text: &str) -> Option<Position> {
 }
 
 /// The lines a command may start at (see the contract), in order.
-pub fn command_lines(text: &str) -> Vec<u64> {
+pub fn command_lines(text: &str) -> Vec<u32> {
     let mut lexer = Lexer::new(text);
     lexer.code(false);
     let last = lexer.positions.last().map_or(0, |p| p.line);
@@ -126,14 +126,14 @@ impl Lexer {
     fn new(text: &str) -> Lexer {
         let chars: Vec<char> = text.chars().collect();
         let mut positions = Vec::with_capacity(chars.len() + 1);
-        let (mut line, mut character) = (0u64, 0u64);
+        let (mut line, mut character) = (0u32, 0u32);
         for &c in &chars {
             positions.push(Position::new(line, character));
             if c == '\n' {
                 line += 1;
                 character = 0;
             } else {
-                character += c.len_utf16() as u64;
+                character += c.len_utf16() as u32;
             }
         }
         positions.push(Position::new(line, character));
@@ -370,7 +370,7 @@ mod tests {
     }
 
     /// `(kind, line, start character, end character)` of every find.
-    fn finds(text: &str) -> Vec<(&'static str, u64, u64, u64)> {
+    fn finds(text: &str) -> Vec<(&'static str, u32, u32, u32)> {
         scan(text)
             .into_iter()
             .map(|t| {
