@@ -10,7 +10,9 @@
 //! (`lake_output`) and the artifacts it keeps (`artifacts`). Speculative runs happen in hidden
 //! twin documents (`twins`, `probe`), ask Lean whether a position is in a proof once per
 //! version (`modes`), and continue from signed handles (`handles`). Failures are
-//! `error`'s codes; `stats` counts everything. What a dead server leaves behind is ended by
+//! `error`'s codes; `stats` counts everything. One lexer (`syntax`) reads Lean text for all of
+//! them: `sorry`s and holes, command starts, tactic boundaries, a text's first tactic (which the
+//! self-check uses, so it is re-exported here). What a dead server leaves behind is ended by
 //! `orphans`. Feedback reports (`feedback`) read what the host holds and never start Lean. With
 //! tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr to a
 //! trace stream of its own.
@@ -26,6 +28,7 @@ mod session;
 mod speculation;
 mod state;
 mod stats;
+mod syntax;
 mod text;
 pub mod tools;
 mod workspace;
@@ -43,6 +46,8 @@ pub use options::{
 };
 pub use server::orphans::adopt_orphans;
 use state::HostState;
+pub use syntax::first_tactic;
+pub use text::Position;
 pub use workspace::root::PROJECT_MARKERS;
 
 /// Instructions sent to clients in `initialize` and `server/discover`.

@@ -15,7 +15,7 @@
 //!    one request per command instead of one per line.
 
 use super::range::{Position, Range};
-use super::syntax;
+use crate::lean::syntax;
 
 /// The ranges to ask Lean's code actions for, covering `query` in `text` (see the contract).
 pub fn code_action_ranges(query: Range, text: &str) -> Vec<Range> {

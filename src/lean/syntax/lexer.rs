@@ -21,7 +21,7 @@
 //! 6. [`first_tactic`]: where the code's first tactic begins: the first code after the first
 //!    `by` token (comments and blank space skipped).
 
-use super::range::{Position, Range};
+use crate::lean::text::Position;
 
 /// What was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -37,8 +37,10 @@ pub enum Found {
 pub struct Token {
     /// What it is.
     pub found: Found,
-    /// Where it is.
-    pub range: Range,
+    /// Its first character.
+    pub start: Position,
+    /// Just past its last character.
+    pub end: Position,
 }
 
 /// Every `sorry` and hole in the code of `text`, in text order.
@@ -156,8 +158,8 @@ impl Lexer {
     }
 
     fn record(&mut self, found: Found, from: usize) {
-        let range = Range::new(self.positions[from], self.positions[self.at]);
-        self.found.push(Token { found, range });
+        let (start, end) = (self.positions[from], self.positions[self.at]);
+        self.found.push(Token { found, start, end });
     }
 
     /// Code, until the end, or (inside an interpolation) until its unmatched `}`, consumed.
@@ -378,13 +380,8 @@ mod tests {
                     Found::Sorry => "sorry",
                     Found::Hole => "hole",
                 };
-                assert_eq!(t.range.start.line, t.range.end.line);
-                (
-                    kind,
-                    t.range.start.line,
-                    t.range.start.character,
-                    t.range.end.character,
-                )
+                assert_eq!(t.start.line, t.end.line);
+                (kind, t.start.line, t.start.character, t.end.character)
             })
             .collect()
     }
