@@ -1,7 +1,7 @@
 //! One Lean lexer for the whole host: what of a Lean text is code (`lexer`), and what the host
 //! reads from it — `sorry`s and holes (`lean_todo`), where commands start (`commands`: the one
-//! command of `lean_run_at`, `lean_todo`'s code action chunks) and a text's first tactic (the
-//! self-check).
+//! command of `lean_run_at`, `lean_todo`'s code action chunks), the tactic around a position
+//! (`tactics`, for `lean_goals`) and a text's first tactic (the self-check).
 //!
 //! Contract:
 //! 1. Everything here reads a text through the one lexer, so no two tools disagree about what
@@ -14,10 +14,12 @@
 
 mod commands;
 mod lexer;
+mod tactics;
 
 use crate::lean::text::Position;
 pub use commands::command_lines;
 use lexer::Lexed;
+pub use tactics::tactic_column;
 
 /// What was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
