@@ -96,9 +96,10 @@ impl Lexed {
         lexed
     }
 
-    /// Whether the word `words[k]` is the keyword `by` (not a field `x.by`).
-    pub fn is_by(&self, (from, to): (usize, usize)) -> bool {
-        self.chars[from..to] == ['b', 'y'] && (from == 0 || self.chars[from - 1] != '.')
+    /// Whether `word` (one of `words`) is `keyword` (not a field, as `by` in `x.by`).
+    pub fn is_keyword(&self, (from, to): (usize, usize), keyword: &str) -> bool {
+        self.chars[from..to].iter().copied().eq(keyword.chars())
+            && (from == 0 || self.chars[from - 1] != '.')
     }
 
     /// Whether character `i` is code other than blank space.

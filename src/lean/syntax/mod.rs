@@ -17,7 +17,7 @@ mod lexer;
 mod tactics;
 
 use crate::lean::text::Position;
-pub use commands::command_lines;
+pub use commands::{command_lines, command_starts};
 use lexer::Lexed;
 pub use tactics::tactic_column;
 
@@ -49,7 +49,10 @@ pub fn scan(text: &str) -> Vec<Token> {
 /// Where the first tactic of `text`'s code begins (see the contract), if it has one.
 pub fn first_tactic(text: &str) -> Option<Position> {
     let lexed = Lexed::new(text);
-    let &(_, by_end) = lexed.words.iter().find(|&&word| lexed.is_by(word))?;
+    let &(_, by_end) = lexed
+        .words
+        .iter()
+        .find(|&&word| lexed.is_keyword(word, "by"))?;
     (by_end..lexed.chars.len())
         .find(|&i| lexed.is_code(i))
         .map(|i| lexed.positions[i])

@@ -40,7 +40,9 @@ pub fn tactic_column(text: &str, at: Position, before: bool) -> Position {
         let after_by = lexed
             .words
             .iter()
-            .filter(|&&word| word.0 >= first && word.1 - first <= here && lexed.is_by(word))
+            .filter(|&&word| {
+                word.0 >= first && word.1 - first <= here && lexed.is_keyword(word, "by")
+            })
             .map(|word| word.1 - first);
         let mut i = after_separator.chain(after_by).max().unwrap_or(0);
         let bullet = |i: usize| {

@@ -5,11 +5,13 @@
 //!
 //! Contract:
 //! 1. A point query is asked as it is: one request.
-//! 2. Otherwise the document is cut into chunks at the lines where a command may start
-//!    (`syntax::command_lines`), each chunk running to the end of the line before the next one,
-//!    and each chunk the query overlaps (half-open) is asked about over their intersection. A
-//!    chunk's end is still inside its command (in its trailing whitespace at worst), never at the
-//!    next command's start, so Lean answers for the chunk's own command.
+//! 2. Otherwise the document is cut into chunks at `syntax::command_lines`: the lines where a
+//!    command starts, by the rule that also decides `lean_run_at`'s one command (so a command's
+//!    continuation lines, and the command an `@[…]` or `… in` line scopes, share its chunk), and
+//!    the lines a comment opens at the first column. Each chunk runs to the end of the line
+//!    before the next one, and each chunk the query overlaps (half-open) is asked about over
+//!    their intersection. A chunk's end is still inside its command (in its trailing whitespace
+//!    at worst), never at the next command's start, so Lean answers for the chunk's own command.
 //! 3. A command that does not start in the first column shares a chunk with the one before it,
 //!    and Lean then offers only its actions for that chunk: the rule trades that rare case for
 //!    one request per command instead of one per line.
@@ -67,6 +69,15 @@ mod tests {
         assert_eq!(
             code_action_ranges(r((0, 5), (3, 0)), TEXT),
             [r((0, 5), (2, 0))]
+        );
+    }
+
+    #[test]
+    fn a_command_over_several_first_column_lines_is_one_chunk() {
+        let text = "inductive T\n| a\nderiving Repr\n@[simp]\ntheorem b : True := trivial\n";
+        assert_eq!(
+            code_action_ranges(r((0, 0), (5, 0)), text),
+            [r((0, 0), (2, 13)), r((3, 0), (5, 0))]
         );
     }
 
