@@ -44,7 +44,8 @@ const CONTINUING: [&str; 11] = [
 
 /// The lines where commands start (see the contract), in order.
 pub fn command_starts(text: &str) -> Vec<u32> {
-    starts(&Lexed::new(text))
+    let lexed = Lexed::new(text);
+    starts(&lexed, &inside_lines(&lexed))
 }
 
 /// The lines `lean_todo` cuts a text at (see the contract), in order.
@@ -57,17 +58,17 @@ pub fn command_lines(text: &str) -> Vec<u32> {
     });
     let mut lines: Vec<u32> = comment_lines.map(|line| line as u32).collect();
     lines.push(0);
-    lines.extend(starts(&lexed));
+    lines.extend(starts(&lexed, &inside));
     lines.sort_unstable();
     lines.dedup();
     lines
 }
 
-fn starts(lexed: &Lexed) -> Vec<u32> {
+fn starts(lexed: &Lexed, inside: &[bool]) -> Vec<u32> {
     let Some(first) = (0..lexed.chars.len()).find(|&i| is_token(lexed, i)) else {
         return Vec::new();
     };
-    let openings = openings(lexed);
+    let openings = openings(lexed, inside);
     let mut starts = Vec::new();
     if !openings.iter().any(|&(_, at)| at == first) {
         starts.push(lexed.positions[first].line);
@@ -82,8 +83,7 @@ fn starts(lexed: &Lexed) -> Vec<u32> {
 }
 
 /// Each opening line (see the contract) and the index of its opening.
-fn openings(lexed: &Lexed) -> Vec<(u32, usize)> {
-    let inside = inside_lines(lexed);
+fn openings(lexed: &Lexed, inside: &[bool]) -> Vec<(u32, usize)> {
     let mut openings = Vec::new();
     for (line, &start) in lexed.line_starts.iter().enumerate() {
         if inside[line] || lexed.chars.get(start).is_none_or(|c| c.is_whitespace()) {
