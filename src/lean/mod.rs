@@ -42,6 +42,7 @@
 //! | what a waiting call reports, and to whom | `progress.rs` |
 //! | positions, offsets and URIs | `text.rs` |
 //! | bounded tails of output | `tail.rs` |
+//! | reading Lean text: comments and strings, `sorry`s and holes, command starts, tactic boundaries | `syntax/` |
 //!
 //! With tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr
 //! to a trace stream of its own.
@@ -57,6 +58,7 @@ mod session;
 mod speculation;
 mod state;
 mod stats;
+mod syntax;
 mod tail;
 mod text;
 pub mod tools;
@@ -75,6 +77,8 @@ pub use options::{
 };
 pub use server::orphans::adopt_orphans;
 use state::HostState;
+pub use syntax::first_tactic;
+pub use text::Position;
 pub use workspace::root::PROJECT_MARKERS;
 
 /// Instructions sent to clients in `initialize` and `server/discover`.

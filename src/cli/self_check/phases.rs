@@ -69,12 +69,12 @@ pub async fn run(session: Session, plan: &Plan) -> Vec<Phase> {
     {
         runner.judge_sync(&synced);
     }
-    let tactic = crate::lean::tools::todo::first_tactic(&plan.text);
-    let at = |(line, character): (u64, u64)| {
+    let tactic = crate::lean::first_tactic(&plan.text);
+    let at = |position: crate::lean::Position| {
         let mut args = base.clone();
         args["version"] = version.clone().unwrap_or_default();
-        args["line"] = json!(line);
-        args["character"] = json!(character);
+        args["line"] = json!(position.line);
+        args["character"] = json!(position.character);
         args
     };
     match tactic {
@@ -89,7 +89,11 @@ pub async fn run(session: Session, plan: &Plan) -> Vec<Phase> {
             }
         }
         Some(position) => {
-            let place = format!("(line {}, column {})", position.0 + 1, position.1 + 1);
+            let place = format!(
+                "(line {}, column {})",
+                position.line + 1,
+                position.character + 1
+            );
             if let Some(hover) = runner
                 .step(
                     &format!("hover at the first tactic {place}"),

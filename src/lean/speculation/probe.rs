@@ -10,8 +10,10 @@
 //!    lines keep their relative indentation under the block's column; after code on the
 //!    anchor's line the first step follows a `;` (or a space after `by`). Between commands
 //!    (command mode) each step starts on a line of its own.
-//! 3. Command mode runs one command: text with more than one top-level command (a line starting
-//!    in column 0 that does not continue the one before) is refused before Lean is asked.
+//! 3. Command mode runs one command: text in which `syntax` finds more than one command start
+//!    (a later line opening at the first column with code that neither continues the command
+//!    before it nor is joined to it by an `… in` or `@[…]` line) is refused before Lean is
+//!    asked.
 //! 4. The run's messages are the twin's diagnostics that start at or after the probe's first
 //!    character (what the prefix or the cut-off rest of the declaration causes, such as the
 //!    enclosing `by`'s `unsolved goals`, starts before it); information messages that are
@@ -20,6 +22,7 @@
 use serde_json::{Value, json};
 
 use crate::lean::session::diagnostics::Diagnostic;
+use crate::lean::syntax::command_starts;
 use crate::lean::text::{Position, position_at};
 
 /// The message of a refused multi-command text starts with this.
@@ -124,41 +127,14 @@ fn ends_with_by(before: &str) -> bool {
         .is_some_and(|head| head.is_empty() || head.ends_with(char::is_whitespace))
 }
 
-/// In command mode, the line numbers (0-based, in `text`) of every top-level command after the
-/// first, if there are any: the text is then refused (see the contract).
-pub fn extra_commands(text: &str) -> Vec<usize> {
-    let mut starts = Vec::new();
-    let mut in_comment = false;
-    let mut joins_next = false;
-    for (n, line) in text.lines().enumerate() {
-        let code = line.trim_end();
-        if in_comment {
-            in_comment = !code.contains("-/");
-            continue;
-        }
-        let trimmed = code.trim_start();
-        if trimmed.is_empty() || trimmed.starts_with("--") {
-            continue;
-        }
-        if trimmed.starts_with("/-") {
-            in_comment = !trimmed.contains("-/");
-            continue;
-        }
-        let at_column_0 = code.len() == trimmed.len();
-        let continues = ["|", "where", "deriving", ")", "]", "}", "with", ":="]
-            .iter()
-            .any(|c| trimmed.starts_with(c));
-        if at_column_0 && !continues && !joins_next {
-            starts.push(n);
-        }
-        // An attribute alone on its line belongs to the command below it.
-        joins_next = at_column_0 && trimmed.starts_with("@[") && trimmed.ends_with(']');
-    }
-    starts.into_iter().skip(1).collect()
+/// In command mode, the line numbers (0-based, in `text`) of every command after the first, as
+/// `syntax` finds command starts, if there are any: the text is then refused (see the contract).
+pub fn extra_commands(text: &str) -> Vec<u32> {
+    command_starts(text).into_iter().skip(1).collect()
 }
 
 /// The message that refuses a multi-command text.
-pub fn one_command_message(extra: &[usize]) -> String {
+pub fn one_command_message(extra: &[u32]) -> String {
     let lines: Vec<String> = extra.iter().map(|l| (l + 1).to_string()).collect();
     format!(
         "{ONE_COMMAND_ONLY}: a run takes one command, and this text starts another on line {} \
@@ -285,6 +261,55 @@ mod tests {
         );
         assert_eq!(extra_commands("def a := 1\n\n#eval a\n#check a"), [2, 3]);
         assert!(one_command_message(&[2]).starts_with("runAtSupportsOneCommandOnly: "));
+    }
+
+    #[test]
+    fn scoping_lines_attributes_and_doc_comments_join_the_command_below() {
+        let one = [
+            "set_option maxHeartbeats 400000 in\ntheorem t : True := by\n  trivial",
+            "open Nat in\ndef x := succ 1",
+            "variable (n : Nat) in\n-- why\nset_option linter.all true in\n@[simp]\ntheorem t : n = n := rfl",
+            "/-- Doc. -/\ndef f := 1",
+            "/-- Doc,\nover lines. -/\n@[simp, norm_cast]\ndef f := 1",
+            "@[simp,\n  norm_cast]\ntheorem t : True := trivial",
+            "/-- info: 2 -/\n#guard_msgs in\n#eval 1 + 1",
+        ];
+        for text in one {
+            let extra = extra_commands(text);
+            assert!(extra.is_empty(), "{text:?} starts another on {extra:?}");
+        }
+        assert_eq!(extra_commands("def a := 1\n/-- Doc. -/ def b := 2"), [1]);
+        assert_eq!(extra_commands("def a := [1]\ndef b := 2"), [1]);
+    }
+
+    #[test]
+    fn only_code_in_the_first_column_starts_a_command() {
+        let one = [
+            "def s := \"a\ndef b := 2\"",
+            "def f :=\n-- note\n  g x",
+            "/- a\ndef b := 2 -/\ndef c := 3",
+            "#eval [1,\n2]",
+            "def f : Nat → Nat\n| 0 => 0\n| n + 1 => f n\ntermination_by n => n\ndecreasing_by\n  omega",
+            "def f := g\nwhere\n  g := 1",
+            "theorem t : p := by\n· simp\n· exact h",
+        ];
+        for text in one {
+            let extra = extra_commands(text);
+            assert!(extra.is_empty(), "{text:?} starts another on {extra:?}");
+        }
+        assert_eq!(
+            extra_commands("def a := 1\ntheorem b : True := trivial"),
+            [1]
+        );
+        assert_eq!(
+            extra_commands("inductive T\n| a\nderiving instance Repr for T"),
+            [2]
+        );
+        assert_eq!(
+            extra_commands("  def a := 1\ndef b := 2"),
+            [1],
+            "the first command is indented"
+        );
     }
 
     #[test]

@@ -28,7 +28,6 @@ mod item;
 mod query;
 mod range;
 mod suggest;
-mod syntax;
 
 use serde_json::{Value, json};
 
@@ -41,21 +40,15 @@ use crate::lean::session::mirror::Document;
 use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::speculation::twins::for_client;
 use crate::lean::state::HostState;
+use crate::lean::syntax::{self, Found};
 use crate::lean::tools::call::LeanCall;
 use crate::mcp::{Execution, StatusNotice, ToolSpec};
 use item::{Item, Kind};
 use query::Query;
 use range::Range;
-use syntax::Found;
 
 /// The tool name.
 pub const TODO: &str = "lean_todo";
-
-/// Where the first tactic of a Lean text's code begins (the first code after its first `by`),
-/// as a zero-based line and UTF-16 character.
-pub fn first_tactic(text: &str) -> Option<(u64, u64)> {
-    syntax::first_tactic(text).map(|p| (p.line, p.character))
-}
 
 /// The catalog entry.
 pub fn spec() -> ToolSpec {
@@ -150,11 +143,14 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
 fn text_items(query: &Query, document: &Document) -> Vec<Item> {
     syntax::scan(&document.text)
         .into_iter()
-        .map(|token| match token.found {
-            Found::Sorry => {
-                Item::new(Kind::Sorry, token.range).with("message", json!("syntactic sorry"))
+        .map(|token| {
+            let range = Range::new(token.start, token.end);
+            match token.found {
+                Found::Sorry => {
+                    Item::new(Kind::Sorry, range).with("message", json!("syntactic sorry"))
+                }
+                Found::Hole => Item::new(Kind::Hole, range).with("message", json!("term hole")),
             }
-            Found::Hole => Item::new(Kind::Hole, token.range).with("message", json!("term hole")),
         })
         .filter(|item| query.wants(item.kind) && query.range.admits(item.range))
         .collect()

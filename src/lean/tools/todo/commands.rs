@@ -5,33 +5,35 @@
 //!
 //! Contract:
 //! 1. A point query is asked as it is: one request.
-//! 2. Otherwise the document is cut into chunks at the lines where a command may start
-//!    (`syntax::command_lines`), each chunk running to the end of the line before the next one,
-//!    and each chunk the query overlaps (half-open) is asked about over their intersection. A
-//!    chunk's end is still inside its command (in its trailing whitespace at worst), never at the
-//!    next command's start, so Lean answers for the chunk's own command.
+//! 2. Otherwise the document is cut into chunks at `syntax::command_lines`: the lines where a
+//!    command starts, by the rule that also decides `lean_run_at`'s one command (so a command's
+//!    continuation lines, and the command an `@[…]` or `… in` line scopes, share its chunk), and
+//!    the lines a comment opens at the first column. Each chunk runs to the end of the line
+//!    before the next one, and each chunk the query overlaps (half-open) is asked about over
+//!    their intersection. A chunk's end is still inside its command (in its trailing whitespace
+//!    at worst), never at the next command's start, so Lean answers for the chunk's own command.
 //! 3. A command that does not start in the first column shares a chunk with the one before it,
 //!    and Lean then offers only its actions for that chunk: the rule trades that rare case for
 //!    one request per command instead of one per line.
 
 use super::range::{Position, Range};
-use super::syntax;
+use crate::lean::syntax;
 
 /// The ranges to ask Lean's code actions for, covering `query` in `text` (see the contract).
 pub fn code_action_ranges(query: Range, text: &str) -> Vec<Range> {
     if query.is_empty() {
         return vec![query];
     }
-    let widths: Vec<u64> = text
+    let widths: Vec<u32> = text
         .split('\n')
-        .map(|line| line.trim_end_matches('\r').encode_utf16().count() as u64)
+        .map(|line| line.trim_end_matches('\r').encode_utf16().count() as u32)
         .collect();
     let starts = syntax::command_lines(text);
     let mut ranges = Vec::new();
     for (k, &first) in starts.iter().enumerate() {
         let last = starts
             .get(k + 1)
-            .map_or(widths.len() as u64 - 1, |&next| next - 1);
+            .map_or(widths.len() as u32 - 1, |&next| next - 1);
         let chunk_end = Position::new(last, widths[last as usize]);
         let start = query.start.max(Position::new(first, 0));
         let end = query.end.min(chunk_end);
@@ -46,7 +48,7 @@ pub fn code_action_ranges(query: Range, text: &str) -> Vec<Range> {
 mod tests {
     use super::*;
 
-    fn r(a: (u64, u64), b: (u64, u64)) -> Range {
+    fn r(a: (u32, u32), b: (u32, u32)) -> Range {
         Range::new(Position::new(a.0, a.1), Position::new(b.0, b.1))
     }
 
@@ -67,6 +69,15 @@ mod tests {
         assert_eq!(
             code_action_ranges(r((0, 5), (3, 0)), TEXT),
             [r((0, 5), (2, 0))]
+        );
+    }
+
+    #[test]
+    fn a_command_over_several_first_column_lines_is_one_chunk() {
+        let text = "inductive T\n| a\nderiving Repr\n@[simp]\ntheorem b : True := trivial\n";
+        assert_eq!(
+            code_action_ranges(r((0, 0), (5, 0)), text),
+            [r((0, 0), (2, 13)), r((3, 0), (5, 0))]
         );
     }
 

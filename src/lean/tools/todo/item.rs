@@ -210,7 +210,7 @@ pub fn unsolved_goals(d: &Diagnostic) -> Option<Vec<Value>> {
 mod tests {
     use super::*;
 
-    fn range(a: (u64, u64), b: (u64, u64)) -> Value {
+    fn range(a: (u32, u32), b: (u32, u32)) -> Value {
         Range::new(Position::new(a.0, a.1), Position::new(b.0, b.1)).to_json()
     }
 
@@ -309,7 +309,7 @@ mod tests {
 
     #[test]
     fn items_sort_by_start_end_then_kind() {
-        let r = |a: u64, b: u64| Range::new(Position::new(0, a), Position::new(0, b));
+        let r = |a: u32, b: u32| Range::new(Position::new(0, a), Position::new(0, b));
         let mut items = vec![
             Item::new(Kind::IncompleteProof, r(1, 3)),
             Item::new(Kind::Diagnostic, r(1, 3)),

@@ -10,7 +10,7 @@
 use serde_json::{Value, json};
 
 use super::item::Kind;
-use super::range::{Position, Range};
+use super::range::Range;
 use crate::lean::error::HostError;
 use crate::lean::session::mirror::Document;
 use crate::lean::tools::call::LeanCall;
@@ -31,7 +31,6 @@ impl Query {
         let args = call.args;
         let start = call.inside(document, args.position("start_line", "start_character")?)?;
         let end = call.inside(document, args.position("end_line", "end_character")?)?;
-        let (start, end) = (Position::from(start), Position::from(end));
         if start > end {
             return Err(HostError::invalid_params(format!(
                 "the range starts at {}:{} after it ends at {}:{}; pass the start first (an \

@@ -1,9 +1,10 @@
-//! LSP positions and ranges as `lean_todo` compares them, and the rule that decides whether an
-//! item lies in the queried range.
+//! LSP ranges as `lean_todo` compares them, and the rule that decides whether an item lies in
+//! the queried range.
 //!
 //! Contract:
-//! 1. Positions are LSP positions (zero-based line, UTF-16 character) and order by line, then
-//!    character.
+//! 1. Positions are the host's one position type, `text::Position` (zero-based line, UTF-16
+//!    character, both `u32`), ordered by line, then character; a range Lean sends with a
+//!    number beyond `u32` is no range.
 //! 2. An empty query range (start = end) is a *point query*, closed: an item is in it when
 //!    `item.start ≤ point ≤ item.end`, so a point at either end of a token still finds it.
 //! 3. A non-empty query range `[s, e)` is half-open: an item `[a, b)` is in it when `a < e` and
@@ -12,40 +13,7 @@
 
 use serde_json::{Value, json};
 
-/// An LSP position.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Position {
-    /// Zero-based line.
-    pub line: u64,
-    /// Zero-based UTF-16 character.
-    pub character: u64,
-}
-
-impl Position {
-    /// A position.
-    pub fn new(line: u64, character: u64) -> Position {
-        Position { line, character }
-    }
-
-    /// Reads an LSP `Position`.
-    pub fn from_json(value: &Value) -> Option<Position> {
-        Some(Position::new(
-            value.get("line")?.as_u64()?,
-            value.get("character")?.as_u64()?,
-        ))
-    }
-
-    /// The LSP `Position`.
-    pub fn to_json(self) -> Value {
-        json!({"line": self.line, "character": self.character})
-    }
-}
-
-impl From<crate::lean::text::Position> for Position {
-    fn from(at: crate::lean::text::Position) -> Position {
-        Position::new(u64::from(at.line), u64::from(at.character))
-    }
-}
+pub use crate::lean::text::Position;
 
 /// An LSP range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -97,7 +65,7 @@ impl Range {
 mod tests {
     use super::*;
 
-    fn r(a: (u64, u64), b: (u64, u64)) -> Range {
+    fn r(a: (u32, u32), b: (u32, u32)) -> Range {
         Range::new(Position::new(a.0, a.1), Position::new(b.0, b.1))
     }
 

@@ -1,150 +1,110 @@
-//! The `sorry`s and holes a Lean document's *code* contains, found by a lexer over its text, so
-//! a `sorry` in a comment, a string or a name literal is never reported.
+//! The lexer under `syntax`: a Lean text read once into what is code and what is not, the
+//! `sorry`s and holes of the code found on the way.
 //!
 //! Contract:
-//! 1. Skipped as not code: line comments (`--` to the end of the line), block comments (`/-`
-//!    … `-/`, nested, doc comments included; an unclosed one runs to the end), string literals
-//!    (`"…"` with `\` escapes, over lines; an unclosed one runs to the end), raw strings
-//!    (`r"…"`, `r#"…"#`), character literals (`'a'`, `'\n'`, `'"'`; a `'` after an identifier
-//!    character is part of the identifier, as in `h'`), name literals (`` `sorry ``,
-//!    ``` ``Foo.sorry ```) and `«…»` quoted identifiers. In an interpolated string (`s!"…"`,
-//!    `m!"…"`, `f!"…"`: a `"` right after `!`) the `{…}` parts are code again.
-//! 2. Identifiers are read whole, with Lean's identifier characters (letters, digits, `_`, `'`,
+//! 1. Not code: line comments (`--` to the end of the line), block comments (`/-` … `-/`,
+//!    nested, doc comments included; an unclosed one runs to the end), string literals (`"…"`
+//!    with `\` escapes, over lines; an unclosed one runs to the end), raw strings (`r"…"`,
+//!    `r#"…"#`), character literals (`'a'`, `'\n'`, `'"'`; a `'` after an identifier character
+//!    is part of the identifier, as in `h'`), name literals (`` `sorry ``, ``` ``Foo.sorry ```)
+//!    and `«…»` quoted identifiers. In an interpolated string (`s!"…"`, `m!"…"`, `f!"…"`: a `"`
+//!    right after `!`) the `{…}` parts are code again.
+//! 2. Every character has a [`Class`]: code, a literal's, a block comment's or a line
+//!    comment's. Comments and literals are also kept whole as [`Span`]s (a string with its
+//!    interpolations), in the order they end.
+//! 3. Identifiers are read whole, with Lean's identifier characters (letters, digits, `_`, `'`,
 //!    `!`, `?`, subscripts) and `.` between parts, so `sorry` is found only as a token of its own:
-//!    not in `sorry_lemma`, `Foo.sorry` or `x.sorry`.
-//! 3. A hole is `?` followed by an identifier (`?_`, or a named `?x`), where the `?` does not
+//!    not in `sorry_lemma`, `Foo.sorry` or `x.sorry`. The identifiers of the code are kept as
+//!    words, in text order.
+//! 4. A hole is `?` followed by an identifier (`?_`, or a named `?x`), where the `?` does not
 //!    end an identifier (as in `exact?`).
-//! 4. Each find carries its LSP range (UTF-16 columns), in text order.
-//! 5. [`command_lines`]: the lines where a command may start, as Lean files are written: line 0,
-//!    and every line whose first column holds code or a comment's start (not a line inside a
-//!    comment or string begun earlier, and not an indented one).
-//! 6. [`first_tactic`]: where the code's first tactic begins: the first code after the first
-//!    `by` token (comments and blank space skipped).
+//! 5. Each character has its LSP position (UTF-16 columns), and so does the text's end.
 
-use super::range::{Position, Range};
+use super::{Found, Token};
+use crate::lean::text::Position;
 
-/// What was found.
+/// What a character is part of.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Found {
-    /// A `sorry` term or tactic.
-    Sorry,
-    /// A synthetic hole: `?_` or `?name`.
-    Hole,
+pub enum Class {
+    /// Code.
+    Code,
+    /// A string, character or name literal, or a `«…»` identifier.
+    Literal,
+    /// A block comment.
+    BlockComment,
+    /// A line comment.
+    LineComment,
 }
 
-/// One find, with its range.
+/// A comment or a literal, as `[from, to)` character indices.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Token {
-    /// What it is.
-    pub found: Found,
-    /// Where it is.
-    pub range: Range,
+pub struct Span {
+    /// Its first character.
+    pub from: usize,
+    /// Just past its last character.
+    pub to: usize,
 }
 
-/// Every `sorry` and hole in the code of `text`, in text order.
-pub fn scan(text: &str) -> Vec<Token> {
-    let mut lexer = Lexer::new(text);
-    lexer.code(false);
-    lexer.found
-}
-
-/// Where the first tactic of `text`'s code begins (see the contract), if it has one.
-pub fn first_tactic(text: &str) -> Option<Position> {
-    let mut lexer = Lexer::new(text);
-    lexer.code(false);
-    let &(_, by_end) = lexer.words.iter().find(|&&(from, to)| {
-        lexer.chars[from..to] == ['b', 'y'] && (from == 0 || lexer.chars[from - 1] != '.')
-    })?;
-    let mut at = by_end;
-    while at < lexer.chars.len() {
-        if let Some(&(_, to)) = lexer.skipped.iter().find(|&&(from, _)| from == at) {
-            at = to;
-        } else if lexer.chars[at].is_whitespace() {
-            at += 1;
-        } else {
-            return Some(lexer.positions[at]);
-        }
-    }
-    None
-}
-
-/// The lines a command may start at (see the contract), in order.
-pub fn command_lines(text: &str) -> Vec<u64> {
-    let mut lexer = Lexer::new(text);
-    lexer.code(false);
-    let last = lexer.positions.last().map_or(0, |p| p.line);
-    let mut inside = vec![false; last as usize + 1];
-    for &(from, to) in &lexer.skipped {
-        let (a, b) = (lexer.positions[from], lexer.positions[to]);
-        let through = if b.character > 0 {
-            b.line
-        } else {
-            b.line.saturating_sub(1)
-        };
-        for line in a.line + 1..=through {
-            inside[line as usize] = true;
-        }
-    }
-    let mut lines = vec![0];
-    let starts = lexer
-        .chars
-        .iter()
-        .enumerate()
-        .filter(|&(i, &c)| i > 0 && lexer.chars[i - 1] == '\n' && !c.is_whitespace());
-    for (i, _) in starts {
-        let line = lexer.positions[i].line;
-        if !inside[line as usize] {
-            lines.push(line);
-        }
-    }
-    lines
-}
-
-/// Lean's identifier characters after the first.
-fn is_ident_rest(c: char) -> bool {
-    c.is_alphanumeric() || matches!(c, '_' | '\'' | '!' | '?')
-}
-
-/// Characters an identifier may start with.
-fn is_ident_start(c: char) -> bool {
-    (c.is_alphabetic() || c == '_') && c != 'λ'
-}
-
-struct Lexer {
-    chars: Vec<char>,
+/// A text as the lexer read it (see the contract).
+pub struct Lexed {
+    /// The text's characters.
+    pub chars: Vec<char>,
     /// The position of each character, and one past the last.
-    positions: Vec<Position>,
-    at: usize,
-    found: Vec<Token>,
-    /// What is not code: comments and literals, as `[from, to)` character indices.
-    skipped: Vec<(usize, usize)>,
+    pub positions: Vec<Position>,
+    /// The class of each character.
+    pub classes: Vec<Class>,
+    /// The index of each line's first character (or of the text's end, for an empty last line).
+    pub line_starts: Vec<usize>,
+    /// Comments and literals, whole.
+    pub spans: Vec<Span>,
     /// Identifiers of the code, as `[from, to)` character indices.
-    words: Vec<(usize, usize)>,
+    pub words: Vec<(usize, usize)>,
+    /// The `sorry`s and holes of the code.
+    pub found: Vec<Token>,
+    at: usize,
 }
 
-impl Lexer {
-    fn new(text: &str) -> Lexer {
+impl Lexed {
+    /// Reads `text`.
+    pub fn new(text: &str) -> Lexed {
         let chars: Vec<char> = text.chars().collect();
         let mut positions = Vec::with_capacity(chars.len() + 1);
-        let (mut line, mut character) = (0u64, 0u64);
-        for &c in &chars {
+        let mut line_starts = vec![0];
+        let (mut line, mut character) = (0u32, 0u32);
+        for (i, &c) in chars.iter().enumerate() {
             positions.push(Position::new(line, character));
             if c == '\n' {
                 line += 1;
                 character = 0;
+                line_starts.push(i + 1);
             } else {
-                character += c.len_utf16() as u64;
+                character += c.len_utf16() as u32;
             }
         }
         positions.push(Position::new(line, character));
-        Lexer {
+        let mut lexed = Lexed {
+            classes: vec![Class::Code; chars.len()],
             chars,
             positions,
-            at: 0,
-            found: Vec::new(),
-            skipped: Vec::new(),
+            line_starts,
+            spans: Vec::new(),
             words: Vec::new(),
-        }
+            found: Vec::new(),
+            at: 0,
+        };
+        lexed.code(false);
+        lexed
+    }
+
+    /// Whether `word` (one of `words`) is `keyword` (not a field, as `by` in `x.by`).
+    pub fn is_keyword(&self, (from, to): (usize, usize), keyword: &str) -> bool {
+        self.chars[from..to].iter().copied().eq(keyword.chars())
+            && (from == 0 || self.chars[from - 1] != '.')
+    }
+
+    /// Whether character `i` is code other than blank space.
+    pub fn is_code(&self, i: usize) -> bool {
+        self.classes[i] == Class::Code && !self.chars[i].is_whitespace()
     }
 
     fn peek(&self, ahead: usize) -> Option<char> {
@@ -156,8 +116,8 @@ impl Lexer {
     }
 
     fn record(&mut self, found: Found, from: usize) {
-        let range = Range::new(self.positions[from], self.positions[self.at]);
-        self.found.push(Token { found, range });
+        let (start, end) = (self.positions[from], self.positions[self.at]);
+        self.found.push(Token { found, start, end });
     }
 
     /// Code, until the end, or (inside an interpolation) until its unmatched `}`, consumed.
@@ -209,24 +169,44 @@ impl Lexer {
     /// Consumes the comment or literal starting here, if one does, and remembers its extent.
     fn not_code(&mut self, c: char) -> bool {
         let from = self.at;
-        match c {
-            '-' if self.peek(1) == Some('-') => self.line_comment(),
-            '/' if self.peek(1) == Some('-') => self.block_comment(),
+        let class = match c {
+            '-' if self.peek(1) == Some('-') => {
+                self.line_comment();
+                Class::LineComment
+            }
+            '/' if self.peek(1) == Some('-') => {
+                self.block_comment();
+                Class::BlockComment
+            }
             '"' => {
                 let interpolated = self.previous() == Some('!');
                 self.at += 1;
                 self.string(interpolated);
+                // Classed piece by piece already: its interpolations are code.
+                self.spans.push(Span { from, to: self.at });
+                return true;
             }
-            'r' if self.raw_string_start().is_some() => self.raw_string(),
+            'r' if self.raw_string_start().is_some() => {
+                self.raw_string();
+                Class::Literal
+            }
             '\'' if self.char_literal_len().is_some() => {
                 self.at += self.char_literal_len().unwrap_or(1);
+                Class::Literal
             }
-            '`' => self.name_literal(),
-            '«' => self.quoted_ident(),
+            '`' => {
+                self.name_literal();
+                Class::Literal
+            }
+            '«' => {
+                self.quoted_ident();
+                Class::Literal
+            }
             _ => return false,
-        }
+        };
         self.at = self.at.min(self.chars.len());
-        self.skipped.push((from, self.at));
+        self.classes[from..self.at].fill(class);
+        self.spans.push(Span { from, to: self.at });
         true
     }
 
@@ -278,16 +258,22 @@ impl Lexer {
 
     /// A string's body, after its opening `"`, through its closing `"`.
     fn string(&mut self, interpolated: bool) {
+        let mut piece = self.at - 1;
         while let Some(c) = self.peek(0) {
             self.at += 1;
             match c {
-                '"' => return,
+                '"' => break,
                 '\\' => self.at += 1,
-                '{' if interpolated => self.code(true),
+                '{' if interpolated => {
+                    self.classes[piece..self.at].fill(Class::Literal);
+                    self.code(true);
+                    piece = self.at;
+                }
                 _ => {}
             }
         }
         self.at = self.at.min(self.chars.len());
+        self.classes[piece..self.at].fill(Class::Literal);
     }
 
     /// The number of `#`s of a raw string starting here.
@@ -353,24 +339,23 @@ impl Lexer {
     }
 }
 
+/// Lean's identifier characters after the first.
+fn is_ident_rest(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '\'' | '!' | '?')
+}
+
+/// Characters an identifier may start with.
+fn is_ident_start(c: char) -> bool {
+    (c.is_alphabetic() || c == '_') && c != 'λ'
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::scan;
     use super::*;
 
-    #[test]
-    fn the_first_tactic_follows_the_first_by_of_the_code() {
-        let text = "-- by the way\n/- by -/ def s := \"by\"\ntheorem t : p := by -- go\n  /- c -/\n  exact h\n";
-        assert_eq!(first_tactic(text), Some(Position::new(4, 2)));
-        assert_eq!(
-            first_tactic("theorem t : p := by exact h"),
-            Some(Position::new(0, 20))
-        );
-        assert_eq!(first_tactic("def f := x.by\ndef g := 1"), None);
-        assert_eq!(first_tactic("theorem t : p := by"), None);
-    }
-
     /// `(kind, line, start character, end character)` of every find.
-    fn finds(text: &str) -> Vec<(&'static str, u64, u64, u64)> {
+    fn finds(text: &str) -> Vec<(&'static str, u32, u32, u32)> {
         scan(text)
             .into_iter()
             .map(|t| {
@@ -378,13 +363,8 @@ mod tests {
                     Found::Sorry => "sorry",
                     Found::Hole => "hole",
                 };
-                assert_eq!(t.range.start.line, t.range.end.line);
-                (
-                    kind,
-                    t.range.start.line,
-                    t.range.start.character,
-                    t.range.end.character,
-                )
+                assert_eq!(t.start.line, t.end.line);
+                (kind, t.start.line, t.start.character, t.end.character)
             })
             .collect()
     }
@@ -463,14 +443,6 @@ mod tests {
             [],
             "a plain string has no interpolation"
         );
-    }
-
-    #[test]
-    fn commands_start_at_the_first_column_outside_comments_and_strings() {
-        let text = "\n/-! header\nnot code -/\ntheorem t : True := by\n  trivial\n-- note\ndef s := \"a\nb\" \n  |>.length\nexample := 1";
-        assert_eq!(command_lines(text), [0, 1, 3, 5, 6, 9]);
-        assert_eq!(command_lines(""), [0]);
-        assert_eq!(command_lines("def a := 1\n"), [0]);
     }
 
     #[test]
