@@ -101,12 +101,13 @@ impl LeanServer {
             pending.await.await
         };
         let outcome = tokio::select! {
-            outcome = tokio::time::timeout(server.timeout, handshake) => outcome,
+            biased;
             () = abort.cancelled() => {
                 server.kill();
                 server.wait_exit().await;
                 return Err(dropped(root));
             }
+            outcome = tokio::time::timeout(server.timeout, handshake) => outcome,
         };
         let failure = match outcome {
             Ok(Ok(_capabilities)) => None,
@@ -129,6 +130,10 @@ impl LeanServer {
         if let Some((reason, failure)) = failure {
             server.kill();
             server.wait_exit().await;
+            // A drop that stopped the start may have killed it first: the drop is the reason.
+            if abort.is_cancelled() {
+                return Err(dropped(root));
+            }
             let tail = server.tail.final_lines(STDERR_DRAIN).await;
             return Err(HostError::runtime_setup(
                 reason,

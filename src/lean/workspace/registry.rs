@@ -153,7 +153,9 @@ impl Registry {
     pub async fn runtime(&self, root: &WorkspaceRoot) -> Result<Acquired, HostError> {
         let (state, in_use, started, note) = {
             let mut slots = self.lock();
-            if lock(&self.dropping).contains_key(root) {
+            if let Some((_, stopped)) = lock(&self.dropping).get_mut(root) {
+                // The drop ends what this call would have started: it counts as dropping it.
+                *stopped = true;
                 return Err(crate::lean::server::dropped(root.path()));
             }
             let current = slots
@@ -386,14 +388,15 @@ impl Registry {
     }
 
     /// Removes the root's runtime and shuts it down; `false` when there was none (a failed
-    /// start leaves none), unless a drop of it stopped a start. A runtime still starting is
-    /// stopped, so its start fails at once.
+    /// start leaves none), unless a drop of it stopped or refused a start. A runtime still
+    /// starting is stopped, so its start fails at once.
     pub async fn evict(&self, root: &WorkspaceRoot) -> bool {
         let stopped = {
             let mut dropping = lock(&self.dropping);
             match dropping.get_mut(root) {
                 Some((count, stopped)) => {
-                    let was = *stopped;
+                    // The first drop to run took the stopped start away: it is its work.
+                    let was = std::mem::take(stopped);
                     *count -= 1;
                     if *count == 0 {
                         dropping.remove(root);

@@ -59,6 +59,9 @@ pub const ALLOWED: &[Allowed] = &[
     row("contentModified", "handleStale", When::Superseded),
     row("contentModified", "handleSessionEnded", When::DroppedSince),
     row("contentModified", "lakeConfigurationChanged", When::Always),
+    // A drop admitted while the call waited for its workspace's Lean to start stops that start
+    // (`workspace/registry.rs`, contract 4): the drop ends that Lean anyway.
+    row("runtimeSetup", "workspaceDropped", When::DroppedSince),
     // Not in the brief's list, but documented (`checkpoint.rs`, contract 6) and the client's
     // doing: the file changed on disk while `lake build` compiled it.
     row(
