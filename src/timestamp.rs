@@ -8,45 +8,34 @@ use time::OffsetDateTime;
 
 /// `YYYY-MM-DDThh:mm:ssZ`.
 pub fn iso(at: OffsetDateTime) -> String {
-    let at = at.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}Z",
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second()
-    )
+    let [y, mo, d, h, mi, s] = fields(at);
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}Z")
 }
 
 /// `YYYY-MM-DDThh:mm:ss.uuuuuuZ`.
 pub fn iso_micros(at: OffsetDateTime) -> String {
-    let at = at.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:06}Z",
-        at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second(),
-        at.microsecond()
-    )
+    let [y, mo, d, h, mi, s] = fields(at);
+    let micros = at.microsecond();
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{micros:06}Z")
 }
 
 /// `YYYYMMDD-hhmmss`.
 pub fn compact(at: OffsetDateTime) -> String {
+    let [y, mo, d, h, mi, s] = fields(at);
+    format!("{y:04}{mo:02}{d:02}-{h:02}{mi:02}{s:02}")
+}
+
+/// Year, month, day, hour, minute and second in UTC.
+fn fields(at: OffsetDateTime) -> [i32; 6] {
     let at = at.to_offset(time::UtcOffset::UTC);
-    format!(
-        "{:04}{:02}{:02}-{:02}{:02}{:02}",
+    [
         at.year(),
-        u8::from(at.month()),
-        at.day(),
-        at.hour(),
-        at.minute(),
-        at.second()
-    )
+        i32::from(u8::from(at.month())),
+        i32::from(at.day()),
+        i32::from(at.hour()),
+        i32::from(at.minute()),
+        i32::from(at.second()),
+    ]
 }
 
 #[cfg(test)]

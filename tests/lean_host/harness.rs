@@ -149,7 +149,8 @@ pub fn wait_gone_from(root: &Path, pid: u32) {
     }
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Copies a directory tree, leaving out any `.lake` build directory.
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).expect("create the copy");
     for entry in std::fs::read_dir(from).expect("read the fixture") {
         let entry = entry.expect("an entry");
@@ -356,6 +357,48 @@ fn read_trace(scratch: &Path) -> Vec<Value> {
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())
+        .collect()
+}
+
+/// Whether a URI is one of the host's hidden twins.
+pub fn is_twin_uri(uri: &str) -> bool {
+    uri.contains("beam-twin") || uri.contains("/.lake/beam/")
+}
+
+/// Replays what one fake `lake serve` was told to open and close (its trace; a `start` event
+/// begins another server's life), calling `seen` with the URIs open after each change.
+pub fn replay_open(trace: &[Value], mut seen: impl FnMut(&std::collections::BTreeSet<String>)) {
+    let mut open = std::collections::BTreeSet::new();
+    for entry in trace {
+        if entry["event"] == "start" {
+            open.clear();
+        }
+        if entry["dir"] != "in" {
+            continue;
+        }
+        let Some(uri) = entry["uri"].as_str() else {
+            continue;
+        };
+        match entry["method"].as_str() {
+            Some("textDocument/didOpen") => {
+                open.insert(uri.to_owned());
+            }
+            Some("textDocument/didClose") => {
+                open.remove(uri);
+            }
+            _ => continue,
+        }
+        seen(&open);
+    }
+}
+
+/// The goals' targets of a speculative run's proof state.
+pub fn targets(result: &Value) -> Vec<String> {
+    result["proof_state"]["goals"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no proof state: {result}"))
+        .iter()
+        .map(|g| g["target"].as_str().unwrap().to_owned())
         .collect()
 }
 

@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Lean, Project, args};
+use crate::harness::{Lean, Project, args, is_twin_uri, replay_open, targets};
 use crate::support::{call, notification, request};
 
 /// A theorem whose first tactic, `constructor`, is at 1:2.
@@ -42,44 +42,13 @@ fn answer(lean: &mut Lean, id: i64) -> Value {
     response["result"]["structuredContent"].clone()
 }
 
-fn targets(result: &Value) -> Vec<String> {
-    result["proof_state"]["goals"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no proof state: {result}"))
-        .iter()
-        .map(|g| g["target"].as_str().unwrap().to_owned())
-        .collect()
-}
-
 /// The most documents Lean had open at once, replaying what it received: `(real, twins)`.
 pub fn peak_open(lean: &Lean) -> (usize, usize) {
-    let mut open = std::collections::HashSet::new();
     let mut peak = (0, 0);
-    for message in lean.trace() {
-        if message.get("event") == Some(&json!("start")) {
-            open.clear();
-        }
-        if message["dir"] != "in" {
-            continue;
-        }
-        let Some(uri) = message["uri"].as_str() else {
-            continue;
-        };
-        match message["method"].as_str() {
-            Some("textDocument/didOpen") => {
-                open.insert(uri.to_owned());
-            }
-            Some("textDocument/didClose") => {
-                open.remove(uri);
-            }
-            _ => continue,
-        }
-        let twins = open
-            .iter()
-            .filter(|u| u.contains("beam-twin") || u.contains("/.lake/beam/"))
-            .count();
+    replay_open(&lean.trace(), |open| {
+        let twins = open.iter().filter(|u| is_twin_uri(u)).count();
         peak = (peak.0.max(open.len() - twins), peak.1.max(twins));
-    }
+    });
     peak
 }
 

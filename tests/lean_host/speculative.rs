@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Lean, Project, args};
+use crate::harness::{Lean, Project, args, targets};
 use crate::support::{call, request};
 
 const BASIC: &str = "Fixture/Basic.lean";
@@ -23,15 +23,6 @@ fn run_at(project: &Project, version: &Value, line: u64, character: u64, text: &
 
 fn run_with(project: &Project, handle: &Value, text: &str) -> Value {
     args(project, BASIC, json!({"handle": handle, "text": text}))
-}
-
-fn targets(result: &Value) -> Vec<String> {
-    result["proof_state"]["goals"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no proof state: {result}"))
-        .iter()
-        .map(|g| g["target"].as_str().unwrap().to_owned())
-        .collect()
 }
 
 /// The messages Lean received about one URI (by a part of it), as method names.

@@ -26,7 +26,9 @@ use tokio_util::sync::CancellationToken;
 use super::args::Args;
 use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
+use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::mirror::Document;
+use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::session::{Pin, Synced};
 use crate::lean::speculation::twins::is_twin_uri;
 use crate::lean::text::{Position, file_uri, outside};
@@ -168,6 +170,34 @@ impl<'a> LeanCall<'a> {
         let pin = self.pin(runtime, &file).await?;
         let synced = pin.sync(&file, &self.caller()).await?;
         Ok((pin, synced))
+    }
+
+    /// The call's file, pinned, synced and past its diagnostics barrier (`session/barrier.rs`),
+    /// streaming live diagnostics as its `diagnostic_scope` says: the pin, the document as the
+    /// barrier left it, and whether the scope is `all`.
+    pub async fn settled(&self, runtime: &Runtime) -> Result<(Pin, Document, bool), HostError> {
+        let scope = self
+            .args
+            .choice("diagnostic_scope", &["errors", "all"], Some("errors"))?;
+        let all = scope == "all";
+        let live = if all {
+            LiveDiagnostics::All
+        } else {
+            LiveDiagnostics::Errors
+        };
+        let set = runtime.documents();
+        let mut events = set.mirror().subscribe();
+        let (pin, synced) = self.document(runtime).await?;
+        let caller = self.caller();
+        let document = barrier(
+            set,
+            synced.document,
+            &caller,
+            live,
+            &mut events,
+            Follow::AnyText,
+        );
+        Ok((pin, document.await?, all))
     }
 
     /// Checks the caller's `version` against the document's current one.

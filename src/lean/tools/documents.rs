@@ -22,9 +22,7 @@ use serde_json::{Value, json};
 
 use super::schema::{LeanTool, path, string_enum};
 use crate::lean::error::HostError;
-use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::diagnostics;
-use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::state::HostState;
 use crate::lean::text::file_uri;
 use crate::lean::tools::call::LeanCall;
@@ -139,27 +137,8 @@ async fn sync(call: &LeanCall<'_>, runtime: &Runtime, reopen: bool) -> Result<Va
     if reopen {
         set.close(&file_uri(&file).into(), &caller).await?;
     }
-    let all = call
-        .args
-        .choice("diagnostic_scope", &["errors", "all"], Some("errors"))?
-        == "all";
     let in_result = call.args.flag("diagnostics_in_result", false)?;
-    let live = if all {
-        LiveDiagnostics::All
-    } else {
-        LiveDiagnostics::Errors
-    };
-    let mut events = set.mirror().subscribe();
-    let (_pin, synced) = call.document(runtime).await?;
-    let document = barrier(
-        set,
-        synced.document,
-        &caller,
-        live,
-        &mut events,
-        Follow::AnyText,
-    )
-    .await?;
+    let (_pin, document, all) = call.settled(runtime).await?;
     let path = call.path_argument();
     let mut counts = json!({"counts": diagnostics::counts(&document.diagnostics)});
     if in_result {

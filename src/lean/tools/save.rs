@@ -23,9 +23,7 @@ use serde_json::{Value, json};
 use super::schema::{LeanTool, path, string_enum};
 use crate::lean::error::HostError;
 use crate::lean::lake::checkpoint::{self, Checkpoint, Lake};
-use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::diagnostics::{self, Diagnostic};
-use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::state::HostState;
 use crate::lean::text::file_uri;
 use crate::lean::tools::call::LeanCall;
@@ -112,27 +110,9 @@ async fn save(
     runtime: &Runtime,
     file: &std::path::Path,
 ) -> Result<Value, HostError> {
-    let scope = call
-        .args
-        .choice("diagnostic_scope", &["errors", "all"], Some("errors"))?;
-    let live = if scope == "all" {
-        LiveDiagnostics::All
-    } else {
-        LiveDiagnostics::Errors
-    };
     let set = runtime.documents();
     let caller = call.caller();
-    let mut events = set.mirror().subscribe();
-    let (_pin, synced) = call.document(runtime).await?;
-    let document = barrier(
-        set,
-        synced.document,
-        &caller,
-        live,
-        &mut events,
-        Follow::AnyText,
-    )
-    .await?;
+    let (_pin, document, _) = call.settled(runtime).await?;
     let path = call.path_argument();
     let readiness = diagnostics::readiness(&document.diagnostics);
     let sync = json!({

@@ -8,7 +8,6 @@
 //! `--max-documents`, or more twins (URIs with `beam-twin` or `/.lake/beam/`) than
 //! `--max-twins`. Every violation the fake recorded is one of the suite's.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -16,6 +15,7 @@ use serde_json::Value;
 
 use super::Violation;
 use super::driver::ANSWER_BOUND;
+use crate::harness::{is_twin_uri, replay_open};
 
 /// The traces in `dir` of the `lake` processes of each workspace, by the workspace's prefix
 /// (`driver::trace_prefix`): file name, workspace, entries.
@@ -39,10 +39,6 @@ pub fn read_traces(dir: &Path, prefixes: &[String]) -> Vec<(String, usize, Vec<V
     traces
 }
 
-fn is_twin(uri: &str) -> bool {
-    uri.contains("beam-twin") || uri.contains("/.lake/beam/")
-}
-
 /// The bound and protocol violations in `traces`.
 pub fn check(
     traces: &[(String, usize, Vec<Value>)],
@@ -51,8 +47,6 @@ pub fn check(
 ) -> Vec<Violation> {
     let mut found = Vec::new();
     for (name, _, entries) in traces {
-        let mut open: BTreeSet<String> = BTreeSet::new();
-        let (mut over_documents, mut over_twins) = (false, false);
         for entry in entries {
             if let Some(violation) = entry.get("violation") {
                 found.push(Violation::new(
@@ -61,26 +55,11 @@ pub fn check(
                     format!("{name}: the fake recorded {violation}: {}", entry["detail"]),
                 ));
             }
-            if entry["event"] == "start" {
-                open.clear();
-            }
-            if entry["dir"] != "in" {
-                continue;
-            }
-            let Some(uri) = entry["uri"].as_str() else {
-                continue;
-            };
-            match entry["method"].as_str() {
-                Some("textDocument/didOpen") => {
-                    open.insert(uri.to_owned());
-                }
-                Some("textDocument/didClose") => {
-                    open.remove(uri);
-                }
-                _ => continue,
-            }
-            let twins: Vec<&String> = open.iter().filter(|u| is_twin(u)).collect();
-            let documents: Vec<&String> = open.iter().filter(|u| !is_twin(u)).collect();
+        }
+        let (mut over_documents, mut over_twins) = (false, false);
+        replay_open(entries, |open| {
+            let twins: Vec<&String> = open.iter().filter(|u| is_twin_uri(u)).collect();
+            let documents: Vec<&String> = open.iter().filter(|u| !is_twin_uri(u)).collect();
             if documents.len() > max_documents && !over_documents {
                 over_documents = true;
                 found.push(Violation::new(
@@ -107,7 +86,7 @@ pub fn check(
                     ),
                 ));
             }
-        }
+        });
     }
     found
 }

@@ -33,7 +33,7 @@ impl Project {
         let dir = scratch();
         let root = dir.path().join("project");
         let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lean-project");
-        copy_dir(&fixture, &root);
+        crate::harness::copy_dir(&fixture, &root);
         for (file, name) in FILES.iter().enumerate() {
             std::fs::write(root.join(name), texts::render(file, INITIAL)).expect("a file");
         }
@@ -47,19 +47,5 @@ impl Project {
 
     pub fn descriptor(&self) -> Value {
         json!({"root": self.root})
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).expect("create the copy");
-    for entry in std::fs::read_dir(from).expect("read the fixture").flatten() {
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            if entry.file_name() != ".lake" {
-                copy_dir(&entry.path(), &target);
-            }
-        } else {
-            std::fs::copy(entry.path(), target).expect("copy a file");
-        }
     }
 }
