@@ -57,7 +57,11 @@ pub struct Project {
 impl Project {
     /// A fresh copy of the fixture project.
     pub fn fixture() -> Project {
-        let dir = tempfile::tempdir().expect("a temporary directory");
+        Project::fixture_in(tempfile::tempdir().expect("a temporary directory"))
+    }
+
+    /// A fresh copy of the fixture project, as `<dir>/project`.
+    pub fn fixture_in(dir: tempfile::TempDir) -> Project {
         let root = dir.path().join("project");
         copy_dir(
             &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lean-project"),

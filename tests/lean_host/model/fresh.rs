@@ -17,7 +17,7 @@ use std::sync::{Mutex, OnceLock};
 use serde_json::{Value, json};
 
 use super::driver::Driver;
-use super::project::{Project, scratch};
+use super::project::{project, scratch};
 use super::run::Chain;
 use super::texts::{self, ANCHORS, FILES, Text};
 
@@ -151,7 +151,7 @@ pub fn alone(query: &Query<'_>) -> Value {
 }
 
 fn run_alone(query: &Query<'_>, chain: Option<&Chain>) -> Value {
-    let project = Project::new();
+    let project = project();
     let text = texts::canonical(0, query.text);
     std::fs::write(project.root().join(FILES[0]), &text).expect("write the text");
     let scratch = scratch();

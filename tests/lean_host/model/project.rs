@@ -4,11 +4,10 @@
 //! every file of `texts::FILES` at its initial text, in a directory of its own named
 //! `<tmp>/project`, the name the `lake` wrapper takes each trace's name from.
 
-use std::path::{Path, PathBuf};
-
-use serde_json::{Value, json};
+use std::path::Path;
 
 use super::texts::{self, FILES, INITIAL};
+pub use crate::harness::Project;
 
 /// A temporary directory for a project or a trace: on tmpfs where there is one, since the suite
 /// makes and removes thousands and a disk file system spends more time on that than the run.
@@ -22,30 +21,11 @@ pub fn scratch() -> tempfile::TempDir {
     tempfile::tempdir().expect("a temporary directory")
 }
 
-/// A copy of the fixture project with every file at its initial text.
-pub struct Project {
-    _dir: tempfile::TempDir,
-    root: PathBuf,
-}
-
-impl Project {
-    pub fn new() -> Project {
-        let dir = scratch();
-        let root = dir.path().join("project");
-        let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/lean-project");
-        crate::harness::copy_dir(&fixture, &root);
-        for (file, name) in FILES.iter().enumerate() {
-            std::fs::write(root.join(name), texts::render(file, INITIAL)).expect("a file");
-        }
-        let root = std::fs::canonicalize(root).expect("canonical root");
-        Project { _dir: dir, root }
+/// A copy of the fixture project with every file at its initial text, on [`scratch`] space.
+pub fn project() -> Project {
+    let project = Project::fixture_in(scratch());
+    for (file, name) in FILES.iter().enumerate() {
+        project.write(name, &texts::render(file, INITIAL));
     }
-
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
-    pub fn descriptor(&self) -> Value {
-        json!({"root": self.root})
-    }
+    project
 }

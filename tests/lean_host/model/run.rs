@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::driver::{Driver, Ended, Sent, trace_prefix};
 use super::program::{Doc, Program, Step};
-use super::project::{Project, scratch};
+use super::project::{Project, project, scratch};
 use super::texts::{self, ANCHORS, CONTINUATIONS, FILES, GOALS, HOVERS, Text};
 
 /// A speculative chain: where it is anchored and the texts run there, in order.
@@ -133,7 +133,7 @@ pub fn run(program: &Program, shared: Option<&mut Option<Server>>) -> Run {
     let alone = shared.is_none();
     let slot = shared.unwrap_or(&mut own);
     let c = &program.config;
-    let projects: Vec<Project> = (0..c.workspaces).map(|_| Project::new()).collect();
+    let projects: Vec<Project> = (0..c.workspaces).map(|_| project()).collect();
     let server = slot.get_or_insert_with(|| Server::start(c.max_documents, c.max_twins));
     let roots: Vec<&Path> = projects.iter().map(Project::root).collect();
     server.driver.set_roots(&roots);
