@@ -530,3 +530,27 @@ fn a_build_that_runs_out_of_time_keeps_its_log() {
     lean.server.finish_clean();
     project.wait_no_processes();
 }
+
+#[test]
+fn a_lake_that_vanished_under_a_running_server_fails_the_save_with_its_reason() {
+    if crate::harness::fake_only("a copy of the fake lake removed while its server runs") {
+        return;
+    }
+    let project = Project::fixture();
+    let bin = tempfile::tempdir().unwrap();
+    let lake = bin.path().join("lake");
+    std::fs::copy(crate::harness::fake_lake(), &lake).unwrap();
+    let lake_arg = lake.display().to_string();
+    let mut lean = Lean::start(&[&project], &["--lake", &lake_arg], &[]);
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    // `lake serve` runs on; the one-shot `lake env` of a save can no longer start.
+    std::fs::remove_file(&lake).unwrap();
+    let error = lean.fails(
+        "lean_save",
+        args(&project, "Fixture/Basic.lean", json!({})),
+        "runtimeSetup",
+    );
+    assert_eq!(error["data"]["reason"], "lakeNotFound", "{error}");
+    lean.server.finish_clean();
+    project.wait_no_processes();
+}
