@@ -364,6 +364,33 @@ fn read_trace(scratch: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The twin files under the project's `.lake/beam/twins/<owner>/`: each file's path relative to
+/// the project root, and relative to its owner's directory (the real file's relative path).
+pub fn twin_files(project: &Project) -> Vec<(String, String)> {
+    let dir = project.root().join(".lake/beam/twins");
+    let mut found = Vec::new();
+    let mut pending = vec![dir.clone()];
+    while let Some(at) = pending.pop() {
+        for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
+            if entry.file_type().is_ok_and(|t| t.is_dir()) {
+                pending.push(entry.path());
+                continue;
+            }
+            let path = entry.path();
+            let in_root = path
+                .strip_prefix(project.root())
+                .unwrap()
+                .display()
+                .to_string();
+            let owned = path.strip_prefix(&dir).unwrap().components().skip(1);
+            let owned = owned.collect::<PathBuf>().display().to_string();
+            found.push((in_root, owned));
+        }
+    }
+    found.sort();
+    found
+}
+
 /// Whether a URI is one of the host's hidden twins.
 pub fn is_twin_uri(uri: &str) -> bool {
     uri.contains("beam-twin") || uri.contains("/.lake/beam/")

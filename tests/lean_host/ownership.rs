@@ -6,7 +6,7 @@
 
 use serde_json::{Value, json};
 
-use crate::harness::{Lean, Project, args, is_twin_uri, replay_open, targets};
+use crate::harness::{Lean, Project, args, is_twin_uri, replay_open, targets, twin_files};
 use crate::support::{call, notification, request};
 
 /// A theorem whose first tactic, `constructor`, is at 1:2.
@@ -371,25 +371,6 @@ fn dropping_a_workspace_whose_lean_never_finishes_starting_answers_at_once() {
     lean.server.finish_clean();
 }
 
-/// The twin files under `.lake/beam/twins`, as paths relative to it.
-fn twin_files(project: &Project) -> Vec<String> {
-    let dir = project.root().join(".lake/beam/twins");
-    let mut found = Vec::new();
-    let mut pending = vec![dir.clone()];
-    while let Some(at) = pending.pop() {
-        for entry in std::fs::read_dir(&at).into_iter().flatten().flatten() {
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                pending.push(entry.path());
-            } else {
-                let relative = entry.path().strip_prefix(&dir).unwrap().to_path_buf();
-                found.push(relative.display().to_string());
-            }
-        }
-    }
-    found.sort();
-    found
-}
-
 #[test]
 fn cancelled_runs_leave_no_twin_open_or_on_disk() {
     if crate::harness::fake_only("runs held and cancelled at the fake's gates") {
@@ -431,19 +412,91 @@ fn cancelled_runs_leave_no_twin_open_or_on_disk() {
     let stats = lean.ok("beam_stats", json!({}));
     let session = &stats["workspaces"]["local:[root]"]["sessions"]["lean"];
     assert_eq!(session["twinCount"], 1, "{stats}");
-    assert_eq!(
-        twin_files(&project),
-        ["Fixture/C.lean"],
-        "only the open twin is on disk"
-    );
+    let files: Vec<String> = twin_files(&project).into_iter().map(|f| f.1).collect();
+    assert_eq!(files, ["Fixture/C.lean"], "only the open twin is on disk");
     assert_eq!(peak_open(&lean).1, 1, "Lean never had two twins");
     // Closing the file closes its twin and removes its file.
     lean.ok("lean_close", args(&project, "Fixture/C.lean", json!({})));
-    assert_eq!(twin_files(&project), Vec::<String>::new());
+    assert_eq!(twin_files(&project), Vec::new());
     let stats = lean.ok("beam_stats", json!({}));
     assert_eq!(
         stats["workspaces"]["local:[root]"]["sessions"]["lean"]["twinCount"],
         0
     );
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_workspace_whose_start_failed_starts_again_within_the_workspace_bound() {
+    if crate::harness::fake_only("a start failed with the fake's faults") {
+        return;
+    }
+    let healthy = Project::fixture();
+    let broken = Project::fixture();
+    healthy.write(
+        "Fixture/A.lean",
+        &format!("-- fake: gate a\n{}", swap("a_swap")),
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let marker = scratch.path().join("fault-spent");
+    std::fs::write(&marker, b"").unwrap();
+    let marker = marker.display().to_string();
+    let env = [
+        ("FAKE_LEAN_FAULTS_ONCE", marker.as_str()),
+        ("FAKE_LAKE_EXIT", "1"),
+    ];
+    let mut lean = Lean::start(&[&healthy, &broken], &["--max-workspaces", "1"], &env);
+    let basic = "Fixture/Basic.lean";
+    // The healthy workspace is busy while the other one's start fails.
+    send(
+        &mut lean,
+        1001,
+        "lean_sync",
+        args(&healthy, "Fixture/A.lean", json!({})),
+    );
+    lean.gate_entered("a");
+    std::fs::remove_file(&marker).unwrap();
+    lean.fails("lean_sync", args(&broken, basic, json!({})), "runtimeSetup");
+    lean.open_gate("a");
+    answer(&mut lean, 1001);
+    // Now idle, it makes room for the retried start.
+    lean.ok("lean_sync", args(&broken, basic, json!({})));
+    healthy.wait_no_processes();
+    let stats = lean.ok("beam_stats", json!({}));
+    let first = &stats["workspaces"]["local:[root]"];
+    assert_eq!(first["sessions"]["lean"]["active"], false, "{stats}");
+    assert_eq!(first["byBackend"]["lean"]["budgetShutdowns"], 1, "{stats}");
+    lean.finish_without_violations();
+}
+
+#[test]
+fn an_answer_about_a_text_another_call_replaced_is_refused() {
+    if crate::harness::fake_only("a hover held at the fake's gate while the file changes") {
+        return;
+    }
+    let project = Project::fixture();
+    let a = "Fixture/A.lean";
+    project.write(
+        a,
+        "def one : Nat := 1\n-- fake: gate a\ndef two : Nat := 2\n",
+    );
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let version = lean.ok("lean_update", args(&project, a, json!({})))["version"].clone();
+    let at = json!({"version": version, "line": 2, "character": 4});
+    send(&mut lean, 1101, "lean_hover", args(&project, a, at));
+    lean.gate_entered("a");
+    // Another call gives Lean a new text while the hover waits: Lean will answer for it.
+    project.write(
+        a,
+        "def one : Nat := 1\n-- fake: gate a\ndef deux : Nat := 2\n",
+    );
+    let changed = lean.ok("lean_update", args(&project, a, json!({})));
+    assert_eq!(changed["version"], 2);
+    lean.open_gate("a");
+    let response = lean.server.response(&json!(1101));
+    let error = &response["result"]["structuredContent"];
+    assert_eq!(error["code"], "contentModified", "{response}");
+    assert_eq!(error["data"]["reason"], "documentVersionMismatch");
+    assert_eq!(error["data"]["currentVersion"], 2);
     lean.finish_without_violations();
 }

@@ -145,6 +145,12 @@ impl LeanServer {
                 tail,
             ));
         }
+        // A drop that came as the handshake finished still ends this start.
+        if abort.is_cancelled() {
+            server.kill();
+            server.wait_exit().await;
+            return Err(dropped(root));
+        }
         server.client.notify_control("initialized", json!({}));
         Ok(server)
     }

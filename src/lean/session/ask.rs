@@ -19,6 +19,11 @@
 //!    explanation and no answer.
 //! 4. The document must be one the caller pins or leases: a document that is not open is a bug
 //!    of the host's, reported as `internalError`, never as the caller's fault.
+//! 5. [`ask_once`] answers about the text the caller checked, or not at all: Lean answers a
+//!    request for the text it has when it gets there, so when another call gave Lean a newer
+//!    text before the request was sent or before it was answered, the answer could describe
+//!    that text, and the call gets `contentModified` (`documentVersionMismatch`) instead. A
+//!    revival (the same text) is no change.
 
 use std::pin::pin;
 
@@ -26,7 +31,7 @@ use serde_json::Value;
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
 
-use super::mirror::{DocEvent, Document, EventKind};
+use super::mirror::{DocEvent, Document, EventKind, same_text};
 use super::report::{LiveDiagnostics, Reporter};
 use super::set::DocumentSet;
 use crate::lean::error::{HostError, code};
@@ -41,7 +46,7 @@ pub async fn ask(
     live: LiveDiagnostics,
     events: &mut Receiver<DocEvent>,
     method: &str,
-    params: impl Fn(&Document) -> Value,
+    params: impl Fn(&Document) -> Result<Value, HostError>,
 ) -> Result<(Value, i64), HostError> {
     let mut reporter = Reporter::new(*caller, document, live);
     let uri = document.uri.clone();
@@ -94,10 +99,30 @@ pub async fn ask_once(
     params: Value,
 ) -> Result<Value, HostError> {
     let mut events = set.mirror().subscribe();
-    let params = |_: &Document| params.clone();
+    let same = |other: &Document| same_text(&other.text, &document.text);
+    let moved_on = |current: &Document| {
+        HostError::version_mismatch(
+            caller.path,
+            &document.uri,
+            document.version,
+            current.version,
+        )
+    };
+    // Refused before it is sent when Lean already has another text.
+    let checked = |at: &Document| {
+        if same(at) {
+            Ok(params.clone())
+        } else {
+            Err(moved_on(at))
+        }
+    };
     let live = LiveDiagnostics::Off;
-    let (answer, _) = ask(set, document, caller, live, &mut events, method, params).await?;
-    Ok(answer)
+    let request = ask(set, document, caller, live, &mut events, method, checked);
+    let (answer, _) = request.await?;
+    match set.mirror().get(&document.uri) {
+        Some(current) if !same(&current) => Err(moved_on(&current)),
+        _ => Ok(answer),
+    }
 }
 
 /// The request, sent again once after a crash (see the contract).
@@ -106,7 +131,7 @@ async fn with_revival(
     uri: &str,
     caller: &Caller<'_>,
     method: &str,
-    params: impl Fn(&Document) -> Value,
+    params: impl Fn(&Document) -> Result<Value, HostError>,
 ) -> Result<(Value, i64), HostError> {
     let mut retried = false;
     loop {
@@ -119,7 +144,7 @@ async fn with_revival(
         })?;
         let server = set.server();
         let outcome = server
-            .request(method, params(&document), caller.cancel)
+            .request(method, params(&document)?, caller.cancel)
             .await;
         match outcome {
             Err(error)

@@ -45,7 +45,7 @@ pub async fn barrier(
     follow: Follow,
 ) -> Result<Document, HostError> {
     let method = "textDocument/waitForDiagnostics";
-    let params = |d: &Document| json!({"uri": &*d.uri, "version": d.lsp_version});
+    let params = |d: &Document| Ok(json!({"uri": &*d.uri, "version": d.lsp_version}));
     loop {
         let (_, waited) = ask(set, &document, caller, live, events, method, params).await?;
         let current = set.mirror().get(&document.uri).ok_or_else(|| {

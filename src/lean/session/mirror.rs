@@ -113,7 +113,12 @@ pub struct Document {
     seen: HashSet<String>,
 }
 
-/// The hash documents are compared by.
+/// Whether two texts are the same (the same allocation, or equal).
+pub fn same_text(a: &Arc<str>, b: &Arc<str>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
+}
+
+/// A hash of a text, for a quick look (texts are compared whole: [`same_text`]).
 pub fn text_hash(text: &str) -> u64 {
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     text.hash(&mut hasher);
@@ -125,11 +130,12 @@ pub fn text_hash(text: &str) -> u64 {
 #[derive(Debug, Default)]
 pub struct VersionMemory(Mutex<HashMap<Arc<str>, Remembered>>);
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Remembered {
     version: i64,
     lsp_version: i64,
-    hash: Option<u64>,
+    /// The last text: compared whole, so no two texts can ever share a version.
+    text: Option<Arc<str>>,
 }
 
 impl VersionMemory {
@@ -137,14 +143,18 @@ impl VersionMemory {
         self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// The versions of `uri` given Lean the text of hash `hash` now (an open or a change): the
-    /// last version when that was this text, else the next; the next LSP version.
-    fn text(&self, uri: &Arc<str>, hash: u64) -> (i64, i64) {
+    /// The versions of `uri` given Lean `text` now (an open or a change): the last version when
+    /// that was this text, else the next; the next LSP version.
+    fn text(&self, uri: &Arc<str>, text: &Arc<str>) -> (i64, i64) {
         let mut memory = self.lock();
         let last = memory.entry(uri.clone()).or_default();
-        if last.hash != Some(hash) {
+        if last
+            .text
+            .as_ref()
+            .is_none_or(|known| !same_text(known, text))
+        {
             last.version += 1;
-            last.hash = Some(hash);
+            last.text = Some(text.clone());
         }
         last.lsp_version += 1;
         (last.version, last.lsp_version)
@@ -163,7 +173,7 @@ impl Document {
     /// The document Lean is given `text` of, at the versions `memory` allocates.
     pub(super) fn given(uri: Arc<str>, text: Arc<str>, memory: &VersionMemory) -> Document {
         let hash = text_hash(&text);
-        let (version, lsp_version) = memory.text(&uri, hash);
+        let (version, lsp_version) = memory.text(&uri, &text);
         Document {
             uri,
             version,
@@ -300,8 +310,8 @@ pub(super) struct Entry {
     pub document: Option<Document>,
     /// Calls using it (pins of a real document; the one lease of a twin).
     pub users: usize,
-    /// A close waits for its users: no new ones meanwhile.
-    pub closing: bool,
+    /// Closes waiting for its users: no new ones meanwhile.
+    pub closing: usize,
     /// When a call last took it, on the set's own clock (for the budget).
     pub last_used: u64,
     /// Serializes reading the file and giving Lean its text, so Lean keeps the last text read.
@@ -315,6 +325,8 @@ pub(super) struct State {
     pub clock: u64,
     /// Twins are written to disk from now on (a Lake that cannot set up a missing file).
     pub twins_on_disk: bool,
+    /// The runtime has ended: every call still holding a place gets this, and none gets one.
+    pub ended: Option<crate::lean::error::HostError>,
 }
 
 /// The mirror of one runtime: its state, the live events, and where waiting calls are woken.

@@ -9,8 +9,10 @@
 //! 3. Live diagnostics, for the tools that stream them: each diagnostic new to the version is
 //!    logged once as `lean.diagnostic` when `diagnostic_scope` admits it and the request's log
 //!    policy admits its level (error, warning, info, debug for hints).
-//! 4. Only events of the document the call waits on, at or after the LSP version it waits for,
-//!    are reported. A call that fell behind misses live events, never results.
+//! 4. Only events of the document the call waits on, of the LSP version it waits for, are
+//!    reported: a newer version's are another text's (the barrier reports them, waiting for that
+//!    version, under its own version). A call that fell behind misses live events, never
+//!    results.
 
 use serde_json::json;
 use tokio::sync::broadcast::Receiver;
@@ -80,7 +82,7 @@ impl<'a> Reporter<'a> {
 
     /// Reports one event.
     pub fn report(&mut self, event: &DocEvent) {
-        if *event.uri != *self.uri || event.lsp_version < self.lsp_version {
+        if *event.uri != *self.uri || event.lsp_version != self.lsp_version {
             return;
         }
         match &event.kind {

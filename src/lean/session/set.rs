@@ -27,6 +27,9 @@
 //!    at once: nothing is ever left out of the set yet open in Lean, or the reverse.
 //! 5. An on-disk twin's file (`speculation/twins.rs` places it) is written before Lean is given
 //!    its text and removed when the twin is closed, in the same step.
+//! 6. [`DocumentSet::end`] ends the set with its runtime: twin files are removed at once, every
+//!    call waiting for a place or still holding one gets the runtime's end as its error when it
+//!    next asks the set for anything, and nothing more is sent to Lean.
 
 use std::path::{Path, PathBuf};
 use std::pin::Pin as Pinned;
@@ -37,16 +40,17 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio::sync::futures::Notified;
 
-use super::mirror::{Document, Entry, Mirror, Role, State, Twin};
+use super::mirror::{Document, Entry, Mirror, Role, State, Twin, same_text};
 use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::server::LeanServer;
 use crate::lean::server::lsp::Batch;
 use crate::lean::text::Position;
 
-/// Room taken in the queue to Lean for a text of `len` bytes: JSON escaping may grow it.
+/// Room taken in the queue to Lean for a text of `len` bytes: JSON escapes a control character
+/// in six bytes, so a text never takes more than this.
 fn room_for(len: usize) -> usize {
-    len.saturating_mul(2).saturating_add(1024)
+    len.saturating_mul(6).saturating_add(1024)
 }
 
 /// The bounds of one runtime's set.
@@ -157,7 +161,7 @@ impl DocumentSet {
         state.clock += 1;
         let now = state.clock;
         if let Some(entry) = state.entries.get_mut(uri) {
-            if entry.closing {
+            if entry.closing > 0 {
                 return Err("waiting for lean_close of this file to finish".into());
             }
             entry.users += 1;
@@ -208,7 +212,7 @@ impl DocumentSet {
         state.clock += 1;
         let now = state.clock;
         if let Some((uri, entry)) = state.entries.iter_mut().find(|(_, e)| twin_of(e, real)) {
-            if entry.users > 0 || entry.closing {
+            if entry.users > 0 || entry.closing > 0 {
                 return Err(
                     "waiting for another speculative run on this file: one run at a time uses \
                      a file's twin"
@@ -225,7 +229,7 @@ impl DocumentSet {
             let victim = state
                 .entries
                 .iter()
-                .filter(|(_, e)| twin(e) && e.users == 0 && !e.closing)
+                .filter(|(_, e)| twin(e) && e.users == 0 && e.closing == 0)
                 .min_by_key(|(_, e)| e.last_used)
                 .map(|(uri, _)| uri.clone());
             let Some(victim) = victim else {
@@ -263,6 +267,9 @@ impl DocumentSet {
             let why = {
                 let mut state = self.inner.mirror.lock();
                 released.as_mut().enable();
+                if let Some(ended) = &state.ended {
+                    return Err(ended.clone());
+                }
                 match attempt(self, &mut state) {
                     Ok(done) => return Ok(done),
                     Err(why) => why,
@@ -297,8 +304,10 @@ impl DocumentSet {
                 let Some(entry) = state.entries.get_mut(uri) else {
                     return Ok(false);
                 };
-                entry.closing = true;
-                closing.marked = true;
+                if !closing.marked {
+                    entry.closing += 1;
+                    closing.marked = true;
+                }
                 let twin_busy = state
                     .entries
                     .values()
@@ -358,10 +367,16 @@ impl DocumentSet {
     ) -> Result<Synced, HostError> {
         let batch = self.room(room_for(text.len()), caller).await?;
         let mut state = self.inner.mirror.lock();
-        let entry = state
-            .entries
-            .get_mut(uri)
-            .expect("a place its caller holds stays in the set");
+        if let Some(ended) = &state.ended {
+            return Err(ended.clone());
+        }
+        let Some(entry) = state.entries.get_mut(uri) else {
+            return Err(HostError::internal(format!(
+                "{} lost its place in Lean while this call held it (a bug of lean-beam-mcp's: \
+                 see its log); call again",
+                caller.path
+            )));
+        };
         if let (Some(start), Role::Twin(twin)) = (probe_start, &mut entry.role) {
             twin.probe_start = start;
         }
@@ -396,7 +411,7 @@ impl DocumentSet {
                 entry.document = Some(document);
                 true
             }
-            Some(document) if document.hash != super::mirror::text_hash(&text) => {
+            Some(document) if !same_text(&document.text, &text) => {
                 let document = Document::given(uri.clone(), text.clone(), memory);
                 batch.notify(
                     "textDocument/didChange",
@@ -460,6 +475,9 @@ impl DocumentSet {
             return false;
         };
         let mut state = self.inner.mirror.lock();
+        if state.ended.is_some() {
+            return false;
+        }
         let Some(document) = state.entries.get_mut(uri).and_then(|e| e.document.as_mut()) else {
             return false;
         };
@@ -483,6 +501,9 @@ impl DocumentSet {
         const CREATED: u8 = 1;
         const CHANGED: u8 = 2;
         let state = self.inner.mirror.lock();
+        if state.ended.is_some() {
+            return;
+        }
         let client = self.inner.server.client();
         let mut changes = Vec::new();
         if state
@@ -516,14 +537,20 @@ impl DocumentSet {
         }
     }
 
-    /// Removes every twin file on disk, for the runtime's end (Lean is gone).
-    pub fn forget_twin_files(&self) {
+    /// Ends the set with its runtime, `why` being what calls still using it get (see the
+    /// contract); removes every twin file it wrote. Never waits.
+    pub fn end(&self, why: HostError) {
         let mut state = self.inner.mirror.lock();
-        for (_, entry) in state.entries.drain() {
-            if let Role::Twin(twin) = entry.role {
-                remove_written(twin.written.as_deref());
+        if state.ended.is_none() {
+            state.ended = Some(why);
+            for entry in state.entries.values() {
+                if let Role::Twin(twin) = &entry.role {
+                    remove_written(twin.written.as_deref());
+                }
             }
         }
+        drop(state);
+        self.inner.mirror.released.notify_waiters();
     }
 }
 
@@ -543,7 +570,11 @@ impl Pin {
     pub async fn sync(&self, path: &Path, caller: &Caller<'_>) -> Result<Synced, HostError> {
         let order = {
             let state = self.set.inner.mirror.lock();
-            state.entries[&self.uri].order.clone()
+            let entry = state.entries.get(&self.uri);
+            entry.map(|e| e.order.clone()).ok_or_else(|| {
+                let lost = state.ended.clone();
+                lost.unwrap_or_else(|| HostError::internal("a pinned document lost its place"))
+            })?
         };
         let _in_order = order.lock().await;
         let text: Arc<str> = tokio::fs::read_to_string(path)
@@ -559,7 +590,7 @@ impl Drop for Pin {
         let mirror = &self.set.inner.mirror;
         let mut state = mirror.lock();
         if let Some(entry) = state.entries.get_mut(&self.uri) {
-            entry.users -= 1;
+            entry.users = entry.users.saturating_sub(1);
             if entry.users == 0 && entry.document.is_none() {
                 state.entries.remove(&self.uri);
             }
@@ -633,7 +664,7 @@ impl Drop for Closing<'_> {
         }
         let mirror = &self.set.inner.mirror;
         if let Some(entry) = mirror.lock().entries.get_mut(self.uri) {
-            entry.closing = false;
+            entry.closing = entry.closing.saturating_sub(1);
         }
         mirror.released.notify_waiters();
     }
@@ -644,7 +675,7 @@ fn entry(role: Role, now: u64) -> Entry {
         role,
         document: None,
         users: 1,
-        closing: false,
+        closing: 0,
         last_used: now,
         order: Arc::default(),
     }
@@ -674,7 +705,7 @@ fn idle_real(state: &State) -> Option<Arc<str>> {
         .entries
         .iter()
         .filter(|(uri, e)| {
-            matches!(e.role, Role::Real) && e.users == 0 && !e.closing && !busy_twin(uri)
+            matches!(e.role, Role::Real) && e.users == 0 && e.closing == 0 && !busy_twin(uri)
         })
         .min_by_key(|(_, e)| e.last_used)
         .map(|(uri, _)| uri.clone())
@@ -706,8 +737,15 @@ async fn write_twin(path: &Path, text: &str) -> Result<(), HostError> {
     })
 }
 
+/// Removes a twin's file, then its directories up to `twins` while they are empty.
 fn remove_written(path: Option<&Path>) {
-    if let Some(path) = path {
-        let _ = std::fs::remove_file(path);
+    let Some(path) = path else {
+        return;
+    };
+    let _ = std::fs::remove_file(path);
+    for dir in path.ancestors().skip(1) {
+        if dir.file_name().is_none_or(|name| name == "twins") || std::fs::remove_dir(dir).is_err() {
+            return;
+        }
     }
 }

@@ -160,10 +160,10 @@ async fn in_twin(
     caller: &Caller<'_>,
 ) -> Result<(Document, TwinLease), HostError> {
     let set = runtime.documents();
-    let root = runtime.root().path();
+    let (root, epoch) = (runtime.root().path(), runtime.epoch());
     let mut fell_back = false;
     loop {
-        let place = |on_disk: bool| twins::placement(root, file, on_disk);
+        let place = |on_disk: bool| twins::placement(root, file, epoch, on_disk);
         let lease = set.lease_twin(real, place, caller).await?;
         let mut events = set.mirror().subscribe();
         let given = lease.give(&text.text, text.start, caller).await?;

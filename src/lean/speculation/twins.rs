@@ -6,9 +6,11 @@
 //! 1. A real file's twin is `<dir>/<stem>.beam-twin.lean`, a sibling (file-relative paths keep
 //!    working) that is never written to disk: Lean takes a document's text from the client, and
 //!    Lake sets a missing file up as outside every library. A Lake that cannot set up a missing
-//!    file switches the runtime to twins written under `<root>/.lake/beam/twins/<relative
+//!    file switches the runtime to twins written under `<root>/.lake/beam/twins/<owner>/<relative
 //!    path>`, the build directory, for good (`session`); so does a sibling name that exists on
-//!    disk ([`placement`]).
+//!    disk ([`placement`]). The owner names this process and runtime (`<pid>-<epoch>`), so a
+//!    runtime that is ending, or another lean-beam-mcp on the same project, never writes or
+//!    removes another's twin.
 //! 2. A twin's URI never leaks into a result. Lean indexes a twin's declarations like any
 //!    file's, so references, definitions and symbols may point into one: since a twin is the
 //!    real text up to its probe, a location before the probe is the real file's, and is mapped
@@ -39,12 +41,17 @@ pub fn is_setup_failure(message: &str) -> bool {
     message.starts_with("`lake setup-file ") && message.contains("failed")
 }
 
-/// Where the twin of the real file at `path`, in the workspace at `root`, lives (see the
-/// contract); `on_disk` when the runtime's twins are written to disk.
-pub fn placement(root: &Path, path: &Path, on_disk: bool) -> Placement {
+/// Where the twin of the real file at `path`, in the workspace at `root`, lives for the runtime
+/// `epoch` of this process (see the contract); `on_disk` when the runtime's twins are written
+/// to disk.
+pub fn placement(root: &Path, path: &Path, epoch: u64, on_disk: bool) -> Placement {
     let sibling = sibling_of(path);
     let (twin, written) = if on_disk || sibling.exists() {
-        let under = root.join(FALLBACK_DIR).join(relative(root, path));
+        let owner = format!("{}-{epoch}", std::process::id());
+        let under = root
+            .join(FALLBACK_DIR)
+            .join(owner)
+            .join(relative(root, path));
         (under.clone(), Some(under))
     } else {
         (sibling, None)
@@ -167,15 +174,13 @@ mod tests {
 
     #[test]
     fn twins_are_siblings_or_under_the_build_directory_and_recognised_everywhere() {
-        let sibling = placement(Path::new("/w"), Path::new("/w/A/B.lean"), false);
+        let sibling = placement(Path::new("/w"), Path::new("/w/A/B.lean"), 3, false);
         assert_eq!(&*sibling.uri, "file:///w/A/B.beam-twin.lean");
         assert_eq!(sibling.written, None);
-        let on_disk = placement(Path::new("/w"), Path::new("/w/A/B.lean"), true);
-        assert_eq!(&*on_disk.uri, "file:///w/.lake/beam/twins/A/B.lean");
-        assert_eq!(
-            on_disk.written.as_deref(),
-            Some(Path::new("/w/.lake/beam/twins/A/B.lean"))
-        );
+        let on_disk = placement(Path::new("/w"), Path::new("/w/A/B.lean"), 3, true);
+        let owned = format!("/w/.lake/beam/twins/{}-3/A/B.lean", std::process::id());
+        assert_eq!(&*on_disk.uri, format!("file://{owned}"));
+        assert_eq!(on_disk.written.as_deref(), Some(Path::new(&owned)));
         assert!(is_twin_uri(&sibling.uri) && is_twin_uri(&on_disk.uri));
         assert!(!is_twin_uri("file:///w/A/B.lean"));
         assert!(is_setup_failure(

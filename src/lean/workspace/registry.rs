@@ -153,16 +153,22 @@ impl Registry {
     pub async fn runtime(&self, root: &WorkspaceRoot) -> Result<Acquired, HostError> {
         let (state, in_use, started, note) = {
             let mut slots = self.lock();
-            if let Some((_, stopped)) = lock(&self.dropping).get_mut(root) {
-                // The drop ends what this call would have started: it counts as dropping it.
-                *stopped = true;
-                return Err(crate::lean::server::dropped(root.path()));
-            }
+
             let current = slots
                 .get(root)
                 .map(|slot| (slot.state.clone(), InUse::new(&slot.usage)));
+            // A drop admitted and not yet run refuses new starts (see the contract).
+            let refuse = || {
+                if let Some((_, stopped)) = lock(&self.dropping).get_mut(root) {
+                    // The drop ends what this call would have started: it counts as dropping it.
+                    *stopped = true;
+                    return Err(crate::lean::server::dropped(root.path()));
+                }
+                Ok(())
+            };
             match current {
                 None => {
+                    refuse()?;
                     self.make_room(&mut slots);
                     let (state, in_use) = self.start(&mut slots, root);
                     (state, in_use, Some(false), None)
@@ -172,6 +178,10 @@ impl Registry {
                     match now {
                         SlotState::Starting => (state, in_use, None, None),
                         SlotState::Failed(_) => {
+                            refuse()?;
+                            drop(in_use);
+                            slots.remove(root);
+                            self.make_room(&mut slots);
                             let (state, in_use) = self.start(&mut slots, root);
                             (state, in_use, Some(true), None)
                         }
@@ -185,6 +195,7 @@ impl Registry {
                                     });
                                 }
                                 Some((note, why)) => {
+                                    refuse()?;
                                     if let Some(why) = why {
                                         runtime.retire(why);
                                     }
@@ -381,9 +392,10 @@ impl Registry {
         if let Some(slot) = slots.get(root)
             && matches!(*slot.state.borrow(), SlotState::Starting)
         {
+            // The start ends itself (`server`): other process groups of the root, such as a
+            // save's build on a runtime being retired, are left to finish.
             slot.abort.cancel();
             *stopped = true;
-            self.kill_groups(|r| r == root);
         }
     }
 
@@ -414,7 +426,6 @@ impl Registry {
         let starting = matches!(*state.borrow(), SlotState::Starting);
         if starting {
             slot.abort.cancel();
-            self.kill_groups(|r| r == root);
         }
         let settled = state
             .wait_for(|s| !matches!(s, SlotState::Starting))
@@ -448,6 +459,9 @@ impl Registry {
     /// or retiring), and every tracked `lake` command, with its process group, then ends what
     /// they leave behind.
     pub fn kill_all(&self) {
+        for runtime in self.running() {
+            runtime.end();
+        }
         self.kill_groups(|_| true);
         crate::lean::server::orphans::sweep_after_leaders(ORPHAN_GRACE);
     }

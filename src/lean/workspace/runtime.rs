@@ -10,8 +10,10 @@
 //!    then the epoch).
 //! 2. [`Runtime::retire`] ends it for a reason that is not Lean's failure: work in flight
 //!    gets that reason as its error (see `server`).
-//! 3. [`Runtime::shutdown`] ends the server and removes what its twins left on disk; nothing of
-//!    a runtime outlives it.
+//! 3. [`Runtime::shutdown`] ends its documents first (`DocumentSet::end`: calls still using them
+//!    get the runtime's end, and its twin files are removed), then the server; [`Runtime::end`]
+//!    does the first part alone, without waiting, for a host that is killing everything. Nothing
+//!    of a runtime outlives it.
 
 use std::sync::Arc;
 
@@ -107,10 +109,18 @@ impl Runtime {
         self.server.retire(why);
     }
 
-    /// Asks Lean to shut down within the grace, kills what is left, removes twin files.
+    /// Ends the documents, then asks Lean to shut down within the grace and kills what is left.
     pub async fn shutdown(&self) {
+        self.end();
         self.server.shutdown().await;
-        self.documents.forget_twin_files();
+    }
+
+    /// Ends the documents (see the contract), never waiting.
+    pub fn end(&self) {
+        let why = self.server.retirement().cloned().unwrap_or_else(|| {
+            HostError::server_exited("the workspace's Lean server was shut down", Vec::new())
+        });
+        self.documents.end(why);
     }
 
     /// Kills the process group now.
