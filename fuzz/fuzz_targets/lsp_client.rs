@@ -46,16 +46,20 @@ fuzz_target!(|data: &[u8]| {
             let mut sink = Vec::new();
             let _ = server_in.read_to_end(&mut sink).await;
         });
-        let pending: Vec<_> = (0..3)
-            .map(|_| client.request("textDocument/hover", json!({})))
-            .collect();
+        let mut pending = Vec::new();
+        for _ in 0..3 {
+            pending.push(client.request("textDocument/hover", json!({})).await);
+        }
         server_out.write_all(data).await.unwrap();
         drop(server_out);
         for request in pending {
             let answered = tokio::time::timeout(PATIENCE, request).await;
             assert!(answered.is_ok(), "a pending request waits forever");
         }
-        let later = tokio::time::timeout(PATIENCE, client.request("x", json!({}))).await;
+        let later = tokio::time::timeout(PATIENCE, async {
+            client.request("x", json!({})).await.await
+        })
+        .await;
         assert!(
             matches!(later, Ok(Err(LspError::Closed(_)))),
             "a request after the end: {later:?}"
