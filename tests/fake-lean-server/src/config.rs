@@ -36,6 +36,35 @@ pub enum TwinMode {
     Fail,
 }
 
+/// How the worker words a failed `lake setup-file` in the header error (LLS Part 3, "A file that
+/// is not on disk"; Gap 5 "Other setup failures").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetupText {
+    /// Mid-2025 worker: `` `{cmd}` failed:\n{stdout}\nstderr:\n{stderr} ``, where `{cmd}` starts
+    /// with Lake's absolute path (`determineLakePath` reads `LAKE`, which Lake sets to itself).
+    Command,
+    /// Intermediate and new workers: Lake's stdout, else its stderr, else
+    /// `lake setup-file failed`, with no command.
+    Bare,
+}
+
+impl SetupText {
+    /// The header error of a `lake setup-file <path> -` that exited non-zero.
+    pub fn failure(self, path: &str, stdout: &str, stderr: &str) -> String {
+        match self {
+            SetupText::Command => {
+                let lake = std::env::current_exe()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_else(|_| "lake".into());
+                format!("`{lake} setup-file {path} -` failed:\n{stdout}\nstderr:\n{stderr}")
+            }
+            SetupText::Bare if !stdout.trim().is_empty() => stdout.to_owned(),
+            SetupText::Bare if !stderr.trim().is_empty() => stderr.to_owned(),
+            SetupText::Bare => "lake setup-file failed".to_owned(),
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Garbage {
     /// `Content-Length: abc`.
@@ -58,6 +87,7 @@ pub struct Config {
     pub gate_dir: Option<PathBuf>,
     pub hang: Vec<String>,
     pub twin: TwinMode,
+    pub setup_text: SetupText,
     pub setup_lines: Vec<String>,
     pub stale_mtime: bool,
     pub garbage: Option<(Garbage, Option<String>)>,
@@ -121,6 +151,10 @@ impl Config {
             twin: match var("FAKE_LEAN_TWIN").as_deref() {
                 Some("fail") => TwinMode::Fail,
                 _ => TwinMode::External,
+            },
+            setup_text: match var("FAKE_LEAN_SETUP_TEXT").as_deref() {
+                Some("bare") => SetupText::Bare,
+                _ => SetupText::Command,
             },
             setup_lines: var("FAKE_LEAN_SETUP_LINES")
                 .map(|v| v.lines().map(str::to_owned).collect())

@@ -164,30 +164,22 @@ impl Server {
             setup_lines.extend(a.flags.setup_lines.iter().cloned());
         }
         let missing = path.as_ref().is_some_and(|p| !p.exists());
-        let lake = |p: &Option<std::path::PathBuf>| {
-            format!(
-                "lake setup-file {} -",
-                p.as_ref()
-                    .map(|p| p.display().to_string())
-                    .unwrap_or_default()
-            )
-        };
+        let shown = path
+            .as_ref()
+            .map(|p| p.display().to_string())
+            .unwrap_or_default();
+        let failed = |stderr: &str| self.cfg.setup_text.failure(&shown, "", stderr);
         let mut header_error = None;
         if missing && self.cfg.twin == TwinMode::Fail {
-            let p = path
-                .as_ref()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default();
-            header_error = Some(format!(
-                "`{}` failed:\n\nstderr:\nerror: no such file or directory (error code: 2)\n  file: {p}\n",
-                lake(&path)
-            ));
+            header_error = Some(failed(&format!(
+                "error: no such file or directory (error code: 2)\n  file: {shown}\n"
+            )));
         } else if let (Some(log), true) = (crate::faults::invalid_config(), path.is_some()) {
             // `lake setup-file` exits 1 under LAKE_INVALID_CONFIG (SPEC:62), so the file's header
             // shows its failure (LLS:82); what it prints is the load log.
-            header_error = Some(format!("`{}` failed:\n\nstderr:\n{log}\n", lake(&path)));
+            header_error = Some(failed(&format!("{log}\n")));
         } else if let Some(stderr) = &a.flags.setup_fail {
-            header_error = Some(format!("`{}` failed:\n\nstderr:\n{stderr}", lake(&path)));
+            header_error = Some(failed(stderr));
         } else if path.is_some() {
             let stale: Vec<String> = closure
                 .iter()

@@ -252,7 +252,9 @@ fn elaborate(job: &Job, rx: &Receiver<Job>, emit: &dyn Fn(ElabEvent)) -> Flow {
         if let Some(c) = &step.crash
             && (!c.once || job.crash_once_armed)
         {
-            flush(&mut unpublished, &mut published);
+            // Lean reports the command it is elaborating as it goes (LLS §1.5), so the last
+            // progress before a crash is where checking stopped.
+            blocked(&mut unpublished, &mut published);
             emit(ElabEvent::Crash {
                 version: v,
                 kind: c.kind,

@@ -325,8 +325,10 @@ fn a_lake_configuration_that_does_not_load_fails_every_files_setup() {
     let diagnostics = Client::last_diagnostics(&msgs);
     assert_eq!(diagnostics.len(), 1, "{diagnostics:?}");
     let header = diagnostics[0]["message"].as_str().unwrap();
-    // Each file's header shows `lake setup-file` failing (LLS:82), with the load log.
-    assert!(header.starts_with("`lake setup-file "), "{header}");
+    // Each file's header shows `lake setup-file` failing (LLS:82), with the load log; the
+    // mid-era worker names Lake by its absolute path (LLS Part 3).
+    assert!(header.starts_with("`/"), "{header}");
+    assert!(header.contains("lake setup-file "), "{header}");
     assert!(
         header.contains("` failed:\n\nstderr:\nerror: ./lakefile.toml:2:"),
         "{header}"

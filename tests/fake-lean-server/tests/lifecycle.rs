@@ -386,17 +386,20 @@ fn twin_documents_not_on_disk_external_lake() {
     assert_eq!(messages(&c.sync(&twin, 1)).len(), 3);
 }
 
-#[test]
-fn twin_documents_not_on_disk_mid_lake_fails_setup() {
-    let mut c = Client::ready(Opts::default().env("FAKE_LEAN_TWIN", "fail"));
+/// A twin that Lake cannot set up, worded as each worker era words it (LLS Part 3): the mid-era
+/// command with Lake's absolute path, or Lake's own error alone.
+fn twin_setup_fails(setup_text: &str, check: impl Fn(&str)) {
+    let opts = Opts::default()
+        .env("FAKE_LEAN_TWIN", "fail")
+        .env("FAKE_LEAN_SETUP_TEXT", setup_text);
+    let mut c = Client::ready(opts);
     let twin = c.project.uri("Fixture/Basic.beam-twin.lean");
     let text = c.project.read("Fixture/Basic.lean");
     c.open_text(&twin, &text, 1, Some("never"));
     let msgs = c.sync(&twin, 1);
     let m = messages(&msgs);
     assert_eq!(m.len(), 1);
-    assert!(m[0].starts_with("`lake setup-file "), "{}", m[0]);
-    assert!(m[0].contains("` failed:"));
+    check(&m[0]);
     assert!(
         msgs.iter()
             .any(|m| m["params"]["processing"][0]["kind"] == 2)
@@ -404,6 +407,23 @@ fn twin_documents_not_on_disk_mid_lake_fails_setup() {
     // A real file still works.
     let real = c.open("Fixture/Basic.lean");
     assert!(messages(&c.sync(&real, 1)).is_empty());
+}
+
+#[test]
+fn twin_documents_not_on_disk_mid_lake_fails_setup() {
+    twin_setup_fails("command", |m| {
+        assert!(m.starts_with("`/"), "Lake by its absolute path: {m}");
+        assert!(m.contains("lake setup-file /"), "{m}");
+        assert!(m.contains("Basic.beam-twin.lean -` failed:\n"), "{m}");
+    });
+}
+
+#[test]
+fn twin_documents_not_on_disk_fail_with_lakes_own_words_in_newer_workers() {
+    twin_setup_fails("bare", |m| {
+        assert!(m.starts_with("error: no such file or directory"), "{m}");
+        assert!(!m.contains("setup-file"), "{m}");
+    });
 }
 
 #[test]
