@@ -15,6 +15,7 @@
 
 use serde_json::{Value, json};
 
+use crate::lean::text::Position;
 use crate::mcp::ToolError;
 
 /// Tool error codes.
@@ -162,6 +163,29 @@ impl HostError {
     ) -> Self {
         HostError::new(code::RUNTIME_SETUP, message)
             .with_data(json!({ "reason": reason, "stderrTail": stderr_tail }))
+    }
+
+    /// `runtimeSetup` (`twinSetupFailed`): Lean could not process the header of the hidden twin
+    /// a run needs, so nothing of the run was checked. `lean_message` is Lean's own text;
+    /// `on_disk` whether the twin was already written under `.lake/beam` (the fallback for a
+    /// Lake that cannot set up a missing file). When the file's own header fails the same way,
+    /// that is what to fix first.
+    pub fn twin_setup_failed(path: &str, lean_message: &str, on_disk: bool) -> Self {
+        HostError::new(
+            code::RUNTIME_SETUP,
+            format!(
+                "Lean could not set up the hidden copy of {path} this run needs, so nothing was \
+                 run: Lean said: {lean_message}. If lean_sync shows the same error on {path}, \
+                 its header (imports, Lake configuration) is what to fix first; otherwise \
+                 report it with beam_feedback_report"
+            ),
+        )
+        .with_data(json!({
+            "reason": "twinSetupFailed",
+            "path": path,
+            "leanMessage": lean_message,
+            "twinOnDisk": on_disk,
+        }))
     }
 
     /// `internalError`: something failed inside the host.
@@ -372,6 +396,54 @@ impl HostError {
             "module": module,
             "version": version,
             "sync": sync,
+        }))
+    }
+
+    /// The file's Lean worker crashed while checking this text, and it is not revived again:
+    /// reviving it once did not help, or the text has crashed on every elaboration since
+    /// (`session/mirror.rs` bounds revivals). `workerExited` when Lean said the worker exited with
+    /// an uncaught exception (-32901), else `workerCrashed`. Data: `{reason, path, version,
+    /// stoppedAt, revivals, stderrTail}`, `stoppedAt` the 0-based position of the command Lean
+    /// was checking, when it said.
+    pub fn worker_crashed(
+        path: &str,
+        version: i64,
+        stopped_at: Option<Position>,
+        revivals: u32,
+        exited: bool,
+        stderr_tail: Vec<String>,
+    ) -> Self {
+        let code = if exited {
+            code::WORKER_EXITED
+        } else {
+            code::WORKER_CRASHED
+        };
+        let reason = if revivals > 0 {
+            "crashesOnEveryElaboration"
+        } else {
+            "crashed"
+        };
+        let at = stopped_at.map_or_else(String::new, |p| {
+            format!(" at {}:{} (0-based)", p.line, p.character)
+        });
+        let again = if revivals > 0 {
+            "; reviving it on this text did not help, so it is not revived again"
+        } else {
+            ""
+        };
+        let message = format!(
+            "Lean's worker for {path} crashed while checking version {version}{at}{again}. The \
+             crash is Lean's (a stack overflow or a bug; its stderr is in data.stderrTail): \
+             change the text there, for instance split the declaration, then call again"
+        );
+        let stopped_at = stopped_at.map(|p| json!({"line": p.line, "character": p.character}));
+        HostError::new(code, message).with_data(json!({
+            "reason": reason,
+            "path": path,
+            "version": version,
+            "stoppedAt": stopped_at,
+            "revivals": revivals,
+            "stderrTail": stderr_tail,
         }))
     }
 

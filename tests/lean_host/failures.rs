@@ -488,3 +488,69 @@ fn a_fatal_report_waits_for_its_explanation_before_it_counts_as_a_crash() {
     assert_eq!(revivals, 0, "the fatal report was explained: no revival");
     lean.finish_without_violations();
 }
+
+/// A worker that crashes on every elaboration of a file that also has an ordinary error: the
+/// error does not hide the crash. The sync says it crashed (typed, Lean's stderr tail, where
+/// checking stopped); the next call on the unchanged file fails the same way at once instead of
+/// waiting in Lean's queue for a revival; and the text is not revived forever.
+fn a_crash_after_an_ordinary_error(directive: &str, code: &str) {
+    let project = Project::fixture();
+    let path = "Fixture/Crashy.lean";
+    project.write(
+        path,
+        &format!(
+            "def one : Nat := 1 -- fake: error \"unknown identifier 'x'\"\n\ndef two : Nat := 2 -- fake: {directive}\n"
+        ),
+    );
+    // The Lean timeout is far longer than the test: a call waiting in Lean's queue would hang it.
+    let mut lean = Lean::start(&[&project], &["--lean-timeout-ms", "600000"], &[]);
+    let hover = json!({"version": 1, "line": 0, "character": 4});
+    for (call, extra) in [
+        ("lean_sync", json!({})),
+        ("lean_sync", json!({})),
+        ("lean_hover", hover),
+    ] {
+        let failed = lean.fails(call, args(&project, path, extra), code);
+        assert_eq!(
+            failed["data"]["reason"], "crashesOnEveryElaboration",
+            "{failed}"
+        );
+        assert_eq!(
+            failed["data"]["stoppedAt"],
+            json!({"line": 2, "character": 0}),
+            "{failed}"
+        );
+        let tail = failed["data"]["stderrTail"].to_string();
+        assert!(
+            tail.contains("Stack overflow") || tail.contains("uncaught exception"),
+            "{failed}"
+        );
+    }
+    let revivals = lean
+        .trace()
+        .into_iter()
+        .filter(|t| t["dir"] == "in" && t["method"] == "textDocument/didChange")
+        .count();
+    assert_eq!(revivals, 1, "revived once, then no more on this text");
+    // A new text is checked afresh.
+    project.write(path, "def one : Nat := 1\n");
+    let synced = lean.ok("lean_sync", args(&project, path, json!({})));
+    assert_eq!(synced["readiness"]["save_ready"], true, "{synced}");
+    lean.server.finish_clean();
+}
+
+#[test]
+fn a_crash_after_an_ordinary_error_is_reported_as_a_crash() {
+    if crate::harness::fake_only("a crash after an ordinary error") {
+        return;
+    }
+    a_crash_after_an_ordinary_error("crash", "workerCrashed");
+}
+
+#[test]
+fn an_uncaught_exception_after_an_ordinary_error_is_reported_as_the_worker_exiting() {
+    if crate::harness::fake_only("an uncaught exception after an ordinary error") {
+        return;
+    }
+    a_crash_after_an_ordinary_error("crash exit1", "workerExited");
+}

@@ -116,7 +116,7 @@ fn a_lake_configuration_that_does_not_load_is_named_with_lakes_words() {
         text.contains("  FAIL  lean_sync: Lean checks the file"),
         "{text}"
     );
-    assert!(text.contains("lake setup-file"), "{text}");
+    assert!(text.contains("setup-file"), "{text}");
     assert!(
         text.contains("What to do: Lake could not set the file up"),
         "{text}"
@@ -126,6 +126,30 @@ fn a_lake_configuration_that_does_not_load_is_named_with_lakes_words() {
         "{text}"
     );
     snapshot("self_check_broken_lakefile", text);
+}
+
+/// Newer workers write Lake's own error with no command (`lean-language-server.md` Part 3):
+/// the self-check tells the failure by its shape, not by the words `lake setup-file`.
+#[test]
+fn a_configuration_that_does_not_load_is_named_in_every_workers_words() {
+    if fake_only("a newer worker's setup failure text") {
+        return;
+    }
+    let project = Project::fixture();
+    project.write(
+        "lakefile.toml",
+        "name = \"fixture\"\n[[lean_lib]\nname = \"Fixture\"\n",
+    );
+    let env = [("FAKE_LEAN_SETUP_TEXT", "bare")];
+    let output = self_check(&project, "Fixture/Basic.lean", &[], &env);
+    let text = report(&project, &output);
+    assert_eq!(status_of(&output), Some(1), "{text}");
+    assert!(!text.contains("setup-file"), "{text}");
+    assert!(text.contains("error: ./lakefile.toml:2:"), "{text}");
+    assert!(
+        text.contains("What to do: Lake could not set the file up"),
+        "{text}"
+    );
 }
 
 #[test]

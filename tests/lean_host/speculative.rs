@@ -456,6 +456,135 @@ fn runs_on_one_document_queue_and_runs_on_two_run_together() {
     lean.server.finish_clean();
 }
 
+/// A Lake that cannot set up a twin that is not on disk, worded as each worker era words it
+/// (`lean-language-server.md` Part 3): the mid-era command with Lake's absolute path, or Lake's
+/// own error alone. The host tells it by its shape, moves twins to disk, and no run is judged
+/// on a twin Lean never checked: a failing tactic fails, text that is not Lean fails.
+fn twins_move_to_disk_when_lake_cannot_set_one_up(setup_text: &str) {
+    let project = Project::fixture();
+    let env = [
+        ("FAKE_LEAN_TWIN", "fail"),
+        ("FAKE_LEAN_SETUP_TEXT", setup_text),
+    ];
+    let mut lean = Lean::start(&[&project], &[], &env);
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    let failing = "exact hp -- fake: error \"type mismatch\"";
+    let failed = lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 2, failing),
+    );
+    assert_eq!(failed["success"], false, "{failed}");
+    assert_eq!(failed["messages"][0]["text"], "type mismatch", "{failed}");
+    let ran = lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "constructor"),
+    );
+    assert_eq!(ran["success"], true, "{ran}");
+    assert_eq!(targets(&ran), ["q", "p"]);
+    assert_eq!(crate::harness::twin_files(&project).len(), 1, "on disk");
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_mid_era_lake_naming_itself_by_its_absolute_path_moves_twins_to_disk() {
+    if crate::harness::fake_only("the mid-era worker's setup failure") {
+        return;
+    }
+    twins_move_to_disk_when_lake_cannot_set_one_up("command");
+}
+
+#[test]
+fn a_newer_worker_writing_lakes_own_error_moves_twins_to_disk() {
+    if crate::harness::fake_only("the newer worker's setup failure") {
+        return;
+    }
+    twins_move_to_disk_when_lake_cannot_set_one_up("bare");
+}
+
+/// A twin whose header fails on disk too (here the file's own header fails) gives no verdict:
+/// a typed error with Lean's words, never `success: true` for a probe Lean never ran.
+#[test]
+fn a_twin_whose_header_fails_gives_no_verdict_but_lean_s_words() {
+    if crate::harness::fake_only("a twin whose header fails") {
+        return;
+    }
+    let project = Project::fixture();
+    let path = "Fixture/Broken.lean";
+    project.write(
+        path,
+        "-- fake: setup-fail \"error: unknown package 'Missing'\"\nimport Missing\n\ntheorem t : True := by\n  trivial\n",
+    );
+    for setup_text in ["command", "bare"] {
+        let mut lean = Lean::start(&[&project], &[], &[("FAKE_LEAN_SETUP_TEXT", setup_text)]);
+        let version = lean.ok("lean_sync", args(&project, path, json!({})))["version"].clone();
+        for text in ["exact nonsense", "trivial", "this is not Lean ⟨"] {
+            let run = args(
+                &project,
+                path,
+                json!({"version": version, "line": 4, "character": 2, "text": text}),
+            );
+            let failed = lean.fails("lean_run_at", run, "runtimeSetup");
+            assert_eq!(failed["data"]["reason"], "twinSetupFailed", "{failed}");
+            let said = failed["data"]["leanMessage"].as_str().unwrap();
+            assert!(said.contains("unknown package 'Missing'"), "{failed}");
+        }
+        lean.finish_without_violations();
+    }
+}
+
+/// On every Lake era (the real-Lean lane runs this against the installed one, whatever Lake does
+/// with a twin that is not on disk): text Lean rejects, a tactic or a command, is never a
+/// success. The `-- fake:` comments give the fake Lean's error; Lean ignores them.
+#[test]
+fn text_lean_rejects_is_never_a_success_on_any_lake() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    let tactic = "exact nonsense_xyz -- fake: error \"unknown identifier 'nonsense_xyz'\"";
+    let command = "#check nonsense_xyz -- fake: error \"unknown identifier 'nonsense_xyz'\"";
+    for (line, character, text) in [(AND_SWAP_BODY, 2, tactic), (26, 0, command)] {
+        let ran = lean.ok(
+            "lean_run_at",
+            run_at(&project, &version, line, character, text),
+        );
+        assert_eq!(ran["success"], false, "{text}: {ran}");
+        let said = ran["messages"].to_string();
+        assert!(said.contains("nonsense_xyz"), "{text}: {ran}");
+    }
+    lean.server.finish_clean();
+}
+
+/// `sorry` is no clean success: Lean's warning sits on the declaration's name, before the probe,
+/// and belongs to the probe all the same.
+#[test]
+fn a_sorry_probe_says_the_proof_still_depends_on_sorry() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    let ran = lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "sorry"),
+    );
+    assert_eq!(ran["uses_sorry"], true, "{ran}");
+    let texts: Vec<&str> = ran["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["text"].as_str())
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.starts_with("declaration uses")),
+        "{ran}"
+    );
+    let clean = lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "exact ⟨hq, hp⟩"),
+    );
+    assert_eq!(clean["uses_sorry"], false, "{clean}");
+    assert_eq!(clean["success"], true, "{clean}");
+    lean.server.finish_clean();
+}
+
 #[test]
 fn a_lake_that_cannot_set_up_a_missing_file_gets_twins_on_disk() {
     if crate::harness::fake_only("a_lake_that_cannot_set_up_a_missing_file_gets_twins_on_disk") {

@@ -49,12 +49,6 @@ pub fn for_error(error: &Value) -> Advice {
     }
 }
 
-/// Whether a diagnostic message is Lake's report that it could not set the file up (the header
-/// error Lean shows when `lake setup-file` fails).
-pub fn is_setup_failure(message: &str) -> bool {
-    message.contains("lake setup-file") && message.contains("failed")
-}
-
 /// What to do, in a few sentences, for a project at `root` checked with `lake`, each phase
 /// allowed `timeout`.
 pub fn text(advice: Advice, root: &Path, lake: &Path, timeout: Duration) -> String {
@@ -146,14 +140,6 @@ mod tests {
             for_error(&json!({"code": "invalidParams", "message": "m"})),
             Advice::Unexpected
         );
-    }
-
-    #[test]
-    fn lakes_setup_failure_is_recognised_by_its_header_error() {
-        assert!(is_setup_failure(
-            "`lake setup-file /p/A.lean -` failed:\n\nstderr:\nerror: lakefile.toml:1:1: bad"
-        ));
-        assert!(!is_setup_failure("unknown identifier 'lake'"));
     }
 
     #[test]

@@ -228,12 +228,11 @@ impl Runner<'_> {
         let counts = &synced["diagnostics"]["counts"];
         let errors = counts["error"].as_u64().unwrap_or(0);
         let warnings = counts["warning"].as_u64().unwrap_or(0);
-        let setup = synced["diagnostics"]["items"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|item| item["message"].as_str())
-            .find(|message| advice::is_setup_failure(message));
+        // Told by shape (the sync's readiness), never by Lake's words, which differ by era.
+        let readiness = &synced["readiness"];
+        let setup = (readiness["reason"] == "headerFailed")
+            .then(|| readiness["blocking_diagnostics"][0]["message"].as_str())
+            .flatten();
         if let Some(message) = setup {
             return self.fail_last(
                 format!("Lean could not start on the file:\n{}", message.trim_end()),

@@ -10,13 +10,17 @@
 //! 2. A request that fails because the document's worker died (-32901/-32902) while Lean is
 //!    still there is sent again once, after reviving the worker (a version-bumped `didChange`
 //!    of the same text), unless someone changed or revived the document meanwhile (then it is
-//!    only sent again).
-//! 3. A worker that crashes while the request waits (a fatal `fileProgress` that no error
-//!    explains) is revived, once: Lean holds requests for a crashed document until a
+//!    only sent again). When it fails that way again, or the text may not be revived again
+//!    (`mirror`'s bound), the call fails with the typed crash (`HostError::worker_crashed`:
+//!    where checking stopped, Lean's stderr tail).
+//! 3. A worker that crashes while the request waits (a fatal `fileProgress` that no header
+//!    error explains) is revived: Lean holds requests for a crashed document until a
 //!    `didChange`, so without it the wait would last until the Lean timeout. Lean may send a
 //!    broken header's fatal progress before the error that explains it (Part 3, "Ordering"), so
 //!    a fatal report is taken for a crash only once the crash grace has passed with no
-//!    explanation and no answer.
+//!    explanation and no answer. A crash that may not be revived again fails the call with the
+//!    typed crash at once, and so does a request about a document already in that state: it is
+//!    never sent to wait for a revival that will not come.
 //! 4. The document must be one the caller pins or leases: a document that is not open is a bug
 //!    of the host's, reported as `internalError`, never as the caller's fault.
 //! 5. [`ask_once`] answers about the text the caller checked, or not at all: Lean answers a
@@ -52,7 +56,6 @@ pub async fn ask(
     let uri = document.uri.clone();
     let request = with_revival(set, &uri, caller, method, params);
     let mut request = pin!(request);
-    let mut revived = false;
     // The LSP version a fatal report concerns, and when it counts as a crash.
     let mut unexplained: Option<(i64, tokio::time::Instant)> = None;
     let grace = set.limits().crash_grace;
@@ -63,13 +66,20 @@ pub async fn ask(
             answer = &mut request => break answer,
             () = sleep_until(due), if due.is_some() => {
                 let (seen, _) = unexplained.take().expect("due");
-                revived = set.revive_if_still(&uri, seen, false, caller).await;
+                if !set.revive_if_still(&uri, seen, false, caller).await
+                    && let Some(dead) = set.mirror().get(&uri)
+                    && dead.lsp_version == seen
+                    && dead.crashed()
+                {
+                    // Lean holds the request until a revival that will not come.
+                    break Err(set.crash_error(caller.path, &dead, false));
+                }
             }
             event = events.recv() => match event {
                 Ok(event) => {
                     reporter.report(&event);
                     let fatal = matches!(&event.kind, EventKind::Progress(p) if p.fatal);
-                    if fatal && !revived && unexplained.is_none() && *event.uri == *uri {
+                    if fatal && unexplained.is_none() && *event.uri == *uri {
                         let at = tokio::time::Instant::now() + grace;
                         unexplained = Some((event.lsp_version, at));
                     }
@@ -142,22 +152,46 @@ async fn with_revival(
                 caller.path
             ))
         })?;
+        if document.crashed() && !document.may_revive() {
+            // Lean would hold the request until a revival that will not come.
+            return Err(set.crash_error(caller.path, &document, false));
+        }
         let server = set.server();
         let outcome = server
             .request(method, params(&document)?, caller.cancel)
             .await;
         match outcome {
             Err(error)
-                if !retried
-                    && matches!(error.code, code::WORKER_EXITED | code::WORKER_CRASHED)
+                if matches!(error.code, code::WORKER_EXITED | code::WORKER_CRASHED)
                     && server.is_alive()
                     && server.retirement().is_none() =>
             {
-                set.revive_if_still(uri, document.lsp_version, true, caller)
-                    .await;
+                let exited = error.code == code::WORKER_EXITED;
+                set.worker_died(uri, exited);
+                let seen = document.lsp_version;
+                if retried {
+                    return Err(crashed(set, uri, caller, &document, exited));
+                }
                 retried = true;
+                let moved_on = set.mirror().get(uri).is_some_and(|d| d.lsp_version != seen);
+                if !moved_on && !set.revive_if_still(uri, seen, true, caller).await {
+                    return Err(crashed(set, uri, caller, &document, exited));
+                }
             }
             other => return other.map(|answer| (answer, document.lsp_version)),
         }
     }
+}
+
+/// The crash error for `uri`, as the mirror now has it (it may have heard where checking
+/// stopped since the request was sent).
+fn crashed(
+    set: &DocumentSet,
+    uri: &str,
+    caller: &Caller<'_>,
+    sent: &Document,
+    exited: bool,
+) -> HostError {
+    let document = set.mirror().get(uri).unwrap_or_else(|| sent.clone());
+    set.crash_error(caller.path, &document, exited)
 }

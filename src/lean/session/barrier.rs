@@ -13,7 +13,8 @@
 //!    revival of the same text (a twin under its lease, which nobody else changes): any other
 //!    change is `internalError`, never another text's diagnostics.
 //! 3. A version whose imports are out of date is not final: `syncBarrierIncomplete`, with the
-//!    stale notices and a recovery plan.
+//!    stale notices and a recovery plan. A version whose worker crashed is not final either:
+//!    the typed crash (`HostError::worker_crashed`), never an ordinary-looking result.
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast::Receiver;
@@ -56,6 +57,10 @@ pub async fn barrier(
             ))
         })?;
         if current.lsp_version == waited {
+            if current.crashed() {
+                // Answered, then the worker died: its diagnostics are not the version's whole set.
+                return Err(set.crash_error(caller.path, &current, false));
+            }
             if !current.stale.is_empty() {
                 return Err(stale_imports(caller.path, &current));
             }

@@ -161,8 +161,10 @@ pub fn counts(diagnostics: &[Diagnostic]) -> Value {
     })
 }
 
-/// Whether the document could be saved as is, and what blocks it.
-pub fn readiness(diagnostics: &[Diagnostic]) -> Value {
+/// Whether the document could be saved as is, and what blocks it: `reason` is `headerFailed`
+/// when Lean could not process the header (`header_failed`: `mirror`'s `Document::header_error`,
+/// told by shape, as Lake's words differ by era), so nothing after it was checked.
+pub fn readiness(diagnostics: &[Diagnostic], header_failed: bool) -> Value {
     let blocking: Vec<Value> = diagnostics
         .iter()
         .filter(|d| d.is_error())
@@ -178,7 +180,11 @@ pub fn readiness(diagnostics: &[Diagnostic]) -> Value {
         .collect();
     json!({
         "save_ready": blocking.is_empty(),
-        "reason": if blocking.is_empty() { "ok" } else { "documentErrors" },
+        "reason": match (blocking.is_empty(), header_failed) {
+            (_, true) => "headerFailed",
+            (true, false) => "ok",
+            (false, false) => "documentErrors",
+        },
         "blocking_error_count": blocking.len(),
         "blocking_diagnostics": blocking,
         "blocking_messages": [],
@@ -252,10 +258,11 @@ mod tests {
             counts(&set),
             json!({"error": 1, "warning": 1, "information": 0, "hint": 0, "unknown": 1, "total": 3})
         );
-        let ready = readiness(&set);
+        let ready = readiness(&set, false);
         assert_eq!(ready["save_ready"], false);
         assert_eq!(ready["reason"], "documentErrors");
         assert_eq!(ready["blocking_error_count"], 1);
-        assert_eq!(readiness(&[])["reason"], "ok");
+        assert_eq!(readiness(&[], false)["reason"], "ok");
+        assert_eq!(readiness(&set, true)["reason"], "headerFailed");
     }
 }

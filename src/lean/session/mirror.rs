@@ -19,10 +19,20 @@
 //!    kept apart (see `diagnostics`).
 //! 3. `$/lean/fileProgress` counts updates for the current LSP version, is done when
 //!    `processing` is empty, and a `kind: 2` (fatal) range marks the version fatal: its worker
-//!    crashed, so the next use revives it, unless an error explains it (`Document::crashed`).
+//!    crashed, unless a header error or a stale-import notice explains it
+//!    ([`Document::crashed`]). A header error is recognised by its shape, never its words: Lean
+//!    reports every header failure (a `lake setup-file` that failed, whatever the Lake era writes,
+//!    imports that do not build) as one error from 0:0 over the whole file
+//!    (`Language.diagnosticsOfHeaderError`, transcripts Gap 5), and no other error spans the
+//!    file. Ordinary errors elsewhere never hide a crash. Where checking stopped is the start of
+//!    the last non-fatal `processing` range Lean reported for the version.
 //! 4. Each change is also broadcast as a [`DocEvent`] for calls that report live (logs,
 //!    progress). A call that falls behind misses live events only: results always read the
 //!    stored state, which is complete.
+//! 5. A crashed text is revived (a version-bumped `didChange` of the same text) at most
+//!    [`MAX_REVIVALS`] times in a row: a text that crashes on every elaboration would otherwise
+//!    be revived on every call. A version Lean finishes without a fatal report, or a new text,
+//!    starts the count again.
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
@@ -35,6 +45,9 @@ use tokio::sync::{Notify, broadcast};
 use super::diagnostics::{Diagnostic, Kind};
 use crate::lean::server::lsp::Inbox;
 use crate::lean::text::Position;
+
+/// How many times in a row one text is revived after a crash (see the contract).
+pub const MAX_REVIVALS: u32 = 1;
 
 /// How many live events a slow call may fall behind before it misses some.
 const EVENT_BACKLOG: usize = 1024;
@@ -52,6 +65,9 @@ pub struct FileProgress {
     pub range_end_line: Option<u64>,
     /// Lean reported a fatal error over the document (a crash, or a broken header).
     pub fatal: bool,
+    /// Where the last non-fatal `processing` range started (0-based): where checking stopped
+    /// when the version turns fatal.
+    pub checking_at: Option<Position>,
 }
 
 impl FileProgress {
@@ -111,6 +127,11 @@ pub struct Document {
     pub progress: FileProgress,
     /// Identities of the diagnostics already broadcast for this version.
     seen: HashSet<String>,
+    /// How many times in a row this text was revived after a crash (see the contract).
+    pub revivals: u32,
+    /// Lean said this text's worker exited with an uncaught exception (-32901) the last time
+    /// it died, rather than crashing otherwise (-32902).
+    pub exited: bool,
 }
 
 /// Whether two texts are the same (the same allocation, or equal).
@@ -184,6 +205,8 @@ impl Document {
             stale: Vec::new(),
             progress: FileProgress::default(),
             seen: HashSet::new(),
+            revivals: 0,
+            exited: false,
         }
     }
 
@@ -195,8 +218,14 @@ impl Document {
             stale: Vec::new(),
             progress: FileProgress::default(),
             seen: HashSet::new(),
+            revivals: self.revivals + 1,
             ..self.clone()
         }
+    }
+
+    /// Whether a crash of this text may still be revived (see the contract).
+    pub fn may_revive(&self) -> bool {
+        self.revivals < MAX_REVIVALS
     }
 
     /// A document at the given versions, for tests of code that reads documents.
@@ -210,13 +239,23 @@ impl Document {
         }
     }
 
-    /// Whether its worker crashed, so the next use must revive it: a fatal error that no error
-    /// diagnostic or stale-import notice explains (a broken header is fatal too, but reviving
+    /// Whether its worker crashed, so the next use must revive it: a fatal report that no
+    /// header error or stale-import notice explains (a broken header is fatal too, but reviving
     /// it would only fail again). Judged when asked, as the explanation may arrive after.
     pub fn crashed(&self) -> bool {
-        self.progress.fatal
-            && self.stale.is_empty()
-            && !self.diagnostics.iter().any(Diagnostic::is_error)
+        self.progress.fatal && self.stale.is_empty() && self.header_error().is_none()
+    }
+
+    /// The error that says Lean could not process the file's header (see the contract).
+    pub fn header_error(&self) -> Option<&Diagnostic> {
+        let last_line = self.text.split('\n').count().saturating_sub(1) as u64;
+        self.diagnostics.iter().find(|d| {
+            let at = |pointer: &str| d.raw.pointer(pointer).and_then(Value::as_u64);
+            d.is_error()
+                && at("/range/start/line") == Some(0)
+                && at("/range/start/character") == Some(0)
+                && at("/range/end/line").is_some_and(|end| end >= last_line)
+        })
     }
 
     /// Applies a publish (see the contract); the events it makes.
@@ -271,11 +310,17 @@ impl Document {
             progress.range_start_line = line("start");
             progress.range_end_line = line("end");
         }
-        if processing
-            .iter()
-            .any(|p| p.get("kind").and_then(Value::as_u64) == Some(2))
-        {
+        let fatal = |p: &Value| p.get("kind").and_then(Value::as_u64) == Some(2);
+        if processing.iter().any(fatal) {
             progress.fatal = true;
+        } else if let Some(start) = processing.first().and_then(|p| p.pointer("/range/start")) {
+            let at = |field: &str| start.get(field).and_then(Value::as_u64);
+            if let (Some(line), Some(character)) = (at("line"), at("character")) {
+                progress.checking_at = Some(Position::new(line as u32, character as u32));
+            }
+        }
+        if progress.done && !progress.fatal {
+            self.revivals = 0;
         }
         Some(EventKind::Progress(progress.clone()))
     }
@@ -551,8 +596,41 @@ mod tests {
             &json!({"textDocument": {"uri": URI, "version": 1}, "processing": [{"range": range, "kind": 2}]}),
         );
         assert!(document.crashed());
-        publish(&mut document, 1, None, &["unknown module prefix 'Missing'"]);
+        publish(&mut document, 1, None, &["unknown identifier 'x'"]);
+        assert!(
+            document.crashed(),
+            "an ordinary error does not explain a crash"
+        );
+        assert_eq!(document.progress.checking_at, Some(Position::new(4, 0)));
+        let whole_file = json!({"uri": URI, "version": 1, "diagnostics": [{
+            "severity": 1, "message": "lake setup-file failed",
+            "range": {"start": {"line": 0, "character": 0}, "end": {"line": 1, "character": 0}}}]});
+        document.publish(&whole_file);
+        assert!(document.header_error().is_some());
         assert!(!document.crashed(), "a fatal header error is not a crash");
+    }
+
+    #[test]
+    fn a_text_is_revived_a_bounded_number_of_times_in_a_row() {
+        let memory = VersionMemory::default();
+        let document = document(&memory, "def a := 1\n");
+        let mut revived = document.clone();
+        for _ in 0..MAX_REVIVALS {
+            assert!(revived.may_revive());
+            revived = revived.revived(&memory);
+        }
+        assert!(
+            !revived.may_revive(),
+            "a text that keeps crashing is not revived forever"
+        );
+        revived.file_progress(
+            &json!({"textDocument": {"uri": URI, "version": revived.lsp_version},
+            "processing": []}),
+        );
+        assert!(
+            revived.may_revive(),
+            "a version Lean finished starts the count again"
+        );
     }
 
     #[test]

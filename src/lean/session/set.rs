@@ -141,6 +141,29 @@ impl DocumentSet {
         &self.inner.server
     }
 
+    /// The failure of a call whose document's worker crashed and is not revived again (the
+    /// mirror bounds revivals): with where checking stopped and Lean's stderr tail. `exited`
+    /// when Lean said the worker exited with an uncaught exception (-32901).
+    pub fn crash_error(&self, path: &str, document: &Document, exited: bool) -> HostError {
+        HostError::worker_crashed(
+            path,
+            document.version,
+            document.progress.checking_at,
+            document.revivals,
+            exited || document.exited,
+            self.inner.server.stderr_tail(),
+        )
+    }
+
+    /// Remembers how Lean said the worker of `uri` died (`exited`: -32901), for the errors of
+    /// later calls that Lean is no longer asked (see [`DocumentSet::crash_error`]).
+    pub fn worker_died(&self, uri: &str, exited: bool) {
+        let mut state = self.inner.mirror.lock();
+        if let Some(document) = state.entries.get_mut(uri).and_then(|e| e.document.as_mut()) {
+            document.exited = exited;
+        }
+    }
+
     /// Real documents closed to stay within `--max-documents` so far.
     pub fn closed_for_budget(&self) -> u64 {
         self.inner.closed_for_budget.load(Ordering::Relaxed)
@@ -429,7 +452,7 @@ impl DocumentSet {
                 entry.document = Some(document);
                 true
             }
-            Some(document) if document.crashed() => {
+            Some(document) if document.crashed() && document.may_revive() => {
                 let revived = document.revived(memory);
                 revival(&mut batch, &revived);
                 entry.document = Some(revived);
@@ -459,8 +482,9 @@ impl DocumentSet {
     }
 
     /// Sends the version-bumped `didChange` that restarts a crashed worker, if Lean still has
-    /// the LSP version `seen` of `uri` (nobody changed or revived it since) and, unless
-    /// `known_dead`, the mirror says it crashed. Whether a revival was sent.
+    /// the LSP version `seen` of `uri` (nobody changed or revived it since), unless `known_dead`
+    /// the mirror says it crashed, and the text may still be revived (the mirror's bound).
+    /// Whether a revival was sent.
     pub async fn revive_if_still(
         &self,
         uri: &str,
@@ -481,7 +505,10 @@ impl DocumentSet {
         let Some(document) = state.entries.get_mut(uri).and_then(|e| e.document.as_mut()) else {
             return false;
         };
-        if document.lsp_version != seen || !(known_dead || document.crashed()) {
+        if document.lsp_version != seen
+            || !(known_dead || document.crashed())
+            || !document.may_revive()
+        {
             return false;
         }
         let revived = document.revived(&self.inner.mirror.memory);

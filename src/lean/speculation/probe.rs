@@ -15,9 +15,13 @@
 //!    before it nor is joined to it by an `… in` or `@[…]` line) is refused before Lean is
 //!    asked.
 //! 4. The run's messages are the twin's diagnostics that start at or after the probe's first
-//!    character (what the prefix or the cut-off rest of the declaration causes, such as the
-//!    enclosing `by`'s `unsolved goals`, starts before it); information messages that are
-//!    `[class]` traces go to `traces`.
+//!    character, and those on the declaration that encloses the probe (tactic mode), which the
+//!    probe causes: `declaration uses 'sorry'` on its name, an earlier tactic's error that stops
+//!    the block before the probe, a linter's warning. Only the `unsolved goals` error of a block
+//!    the probe is cut off in (its range encloses the probe) is not the probe's: the goals it
+//!    leaves are the proof state. Messages on earlier commands are the prefix's. Information
+//!    messages that are `[class]` traces go to `traces`; any of the probe's messages saying the
+//!    declaration uses `sorry` makes `uses_sorry` true.
 
 use serde_json::{Value, json};
 
@@ -38,6 +42,9 @@ pub struct TwinText {
     /// Where to ask for the goals after the probe (tactic mode): the end of the text, which is
     /// the probe's trailing whitespace, at the block's column.
     pub end: Position,
+    /// Where the declaration that encloses the probe starts (tactic mode); `start` in command
+    /// mode, where the probe is a command of its own.
+    pub declaration: Position,
 }
 
 /// Builds the twin text for `steps` run at byte `anchor` of `real` (see the contract).
@@ -94,7 +101,16 @@ pub fn twin_text(real: &str, anchor: usize, steps: &[String], tactic: bool) -> T
         text.push_str(&indent);
     }
     let end = position_at(&text, text.len());
-    TwinText { text, start, end }
+    let declaration = match command_starts(prefix).last() {
+        Some(&line) if tactic => Position::new(line, 0),
+        _ => start,
+    };
+    TwinText {
+        text,
+        start,
+        end,
+        declaration,
+    }
 }
 
 /// The column a tactic block on this line (before the anchor) starts at: after its last `by`,
@@ -144,35 +160,75 @@ pub fn one_command_message(extra: &[u32]) -> String {
     )
 }
 
-/// The run's result fields from the twin's diagnostics (see the contract): `(success,
-/// messages, traces)`.
-pub fn outcome(diagnostics: &[Diagnostic], start: Position) -> (bool, Vec<Value>, Vec<String>) {
-    let mut messages = Vec::new();
-    let mut traces = Vec::new();
-    let mut success = true;
+/// What a run's result keeps of the twin's diagnostics (see the contract).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Outcome {
+    /// None of the probe's messages is an error.
+    pub success: bool,
+    /// The probe's messages, as Lean ordered them.
+    pub messages: Vec<Value>,
+    /// The probe's `[class]` traces.
+    pub traces: Vec<String>,
+    /// One of the probe's messages says the declaration uses `sorry`.
+    pub uses_sorry: bool,
+}
+
+/// The run's result fields from the twin's diagnostics (see the contract).
+pub fn outcome(diagnostics: &[Diagnostic], twin: &TwinText) -> Outcome {
+    let mut outcome = Outcome {
+        success: true,
+        ..Outcome::default()
+    };
     for diagnostic in diagnostics {
-        let at = |field: &str| {
-            let value = diagnostic.raw.pointer(&format!("/range/start/{field}"));
-            value.and_then(Value::as_u64).unwrap_or(0) as u32
+        let at = |pointer: &str| {
+            let line = diagnostic.raw.pointer(&format!("{pointer}/line"));
+            let character = diagnostic.raw.pointer(&format!("{pointer}/character"));
+            match (
+                line.and_then(Value::as_u64),
+                character.and_then(Value::as_u64),
+            ) {
+                (Some(line), Some(character)) => Some(Position::new(line as u32, character as u32)),
+                _ => None,
+            }
         };
-        if Position::new(at("line"), at("character")) < start {
+        let Some(from) = at("/range/start") else {
             continue;
+        };
+        if from < twin.declaration {
+            continue;
+        }
+        let error = diagnostic.severity == Some(1);
+        if from < twin.start && error && diagnostic.message.starts_with("unsolved goals") {
+            let to = at("/fullRange/end").or_else(|| at("/range/end"));
+            if to.is_none_or(|to| to >= twin.start) {
+                continue;
+            }
         }
         let severity = match diagnostic.severity {
             Some(1) => "error",
             Some(2) => "warning",
             _ => "information",
         };
-        if severity == "error" {
-            success = false;
+        outcome.success &= !error;
+        if is_sorry_warning(&diagnostic.message) {
+            outcome.uses_sorry = true;
         }
         if severity == "information" && is_trace(&diagnostic.message) {
-            traces.push(diagnostic.message.clone());
+            outcome.traces.push(diagnostic.message.clone());
         } else {
-            messages.push(json!({"severity": severity, "text": diagnostic.message}));
+            outcome
+                .messages
+                .push(json!({"severity": severity, "text": diagnostic.message}));
         }
     }
-    (success, messages, traces)
+    outcome
+}
+
+/// Lean's ``declaration uses 'sorry'`` (quoted `'sorry'` in older Leans, `` `sorry` `` in newer).
+fn is_sorry_warning(message: &str) -> bool {
+    message
+        .strip_prefix("declaration uses ")
+        .is_some_and(|rest| rest.trim_matches(['\'', '`']) == "sorry")
 }
 
 /// `[Meta.synthInstance] …`: a trace class in brackets, then the trace.
@@ -313,27 +369,48 @@ mod tests {
     }
 
     #[test]
-    fn messages_before_the_probe_are_not_the_probes() {
-        let at = |line: u32, text: &str, severity: u64| {
+    fn the_probe_owns_its_messages_and_those_on_its_declaration() {
+        let diagnostic = |from: (u32, u32), to: (u32, u32), text: &str, severity: u64| {
+            let position =
+                |(line, character): (u32, u32)| json!({"line": line, "character": character});
             Diagnostic::new(json!({"severity": severity, "message": text,
-                "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 1}}}))
+                "range": {"start": position(from), "end": position((from.0, from.1 + 1))},
+                "fullRange": {"start": position(from), "end": position(to)}}))
         };
+        let real = "def e := bad\ntheorem t (p : Prop) (h : p) : p := by\n  skip\n  exact h\n";
+        let anchor = offset_of(real, Position::new(3, 2));
+        let twin = twin_text(real, anchor, &steps(&["sorry"]), true);
+        assert_eq!(twin.declaration, Position::new(1, 0));
         let diagnostics = [
-            at(0, "unsolved goals\n⊢ p", 1),
-            at(2, "[Meta.synthInstance] ✅️ Nat", 3),
-            at(2, "Try this: simp", 3),
-            at(3, "unused variable", 2),
+            diagnostic((0, 9), (0, 12), "unknown identifier 'bad'", 1),
+            diagnostic((1, 8), (1, 9), "declaration uses `sorry`", 2),
+            diagnostic((1, 35), (4, 0), "unsolved goals\n⊢ p", 1),
+            diagnostic((3, 2), (3, 7), "[Meta.synthInstance] ✅️ Nat", 3),
+            diagnostic((3, 2), (3, 7), "Try this: simp", 3),
         ];
-        let (success, messages, traces) = outcome(&diagnostics, Position::new(2, 0));
-        assert!(success);
-        assert_eq!(traces, ["[Meta.synthInstance] ✅️ Nat"]);
-        assert_eq!(
-            messages,
-            [
-                json!({"severity": "information", "text": "Try this: simp"}),
-                json!({"severity": "warning", "text": "unused variable"})
-            ]
+        let outcome = outcome(&diagnostics, &twin);
+        assert!(
+            outcome.success,
+            "the cut-off block's goals are the proof state"
         );
-        assert!(!outcome(&[at(2, "type mismatch", 1)], Position::new(2, 0)).0);
+        assert!(outcome.uses_sorry);
+        assert_eq!(outcome.traces, ["[Meta.synthInstance] ✅️ Nat"]);
+        assert_eq!(
+            outcome.messages,
+            [
+                json!({"severity": "warning", "text": "declaration uses `sorry`"}),
+                json!({"severity": "information", "text": "Try this: simp"})
+            ],
+            "an earlier command's error is the prefix's"
+        );
+        let earlier = diagnostic((2, 2), (2, 6), "tactic 'skip' failed", 1);
+        assert!(
+            !super::outcome(&[earlier], &twin).success,
+            "an earlier tactic's error stops the block before the probe"
+        );
+        let own = diagnostic((3, 2), (3, 7), "type mismatch", 1);
+        assert!(!super::outcome(&[own], &twin).success);
+        assert!(is_sorry_warning("declaration uses 'sorry'"));
+        assert!(!is_sorry_warning("declaration uses `sorryAx`"));
     }
 }

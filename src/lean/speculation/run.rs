@@ -12,10 +12,15 @@
 //!    runs on one file queue, runs on others do not, and never more twins than the bound), gives
 //!    Lean the text, waits for that exact text's diagnostics (the strict barrier), and reads the
 //!    verdict and, in tactic mode on success, the goals after the probe — all under the lease,
-//!    so no other run's text can answer. A Lake that cannot set up a sibling twin moves the
-//!    runtime's twins to disk, and the run is tried there, once.
-//! 3. The verdict is `{success, messages, traces, proof_state}`: `success` when the probe raised
-//!    no error; `proof_state` the goals after it (tactic mode, on success), else `null`.
+//!    so no other run's text can answer. A twin whose header Lean could not process (a header
+//!    error or a fatal report, told by shape: `twins::setup_failure`) never gives a verdict: a
+//!    sibling twin moves the runtime's twins to disk and the run is tried there, once (a Lake
+//!    that cannot set up a missing file); a twin on disk that fails too is `twinSetupFailed`
+//!    with Lean's text.
+//! 3. The verdict is `{success, messages, traces, proof_state, uses_sorry}`: `success` when
+//!    neither the probe nor what it causes on its declaration raised an error (`probe`);
+//!    `proof_state` the goals after it (tactic mode, on success), else `null`; `uses_sorry` when
+//!    Lean says the declaration still depends on `sorry`.
 
 use std::path::Path;
 
@@ -93,6 +98,8 @@ pub struct Verdict {
     pub traces: Vec<String>,
     /// The goals after it, in tactic mode on success.
     pub proof_state: Value,
+    /// Lean says the declaration, with the probe, still depends on `sorry`.
+    pub uses_sorry: bool,
 }
 
 impl Verdict {
@@ -103,6 +110,7 @@ impl Verdict {
             "messages": self.messages,
             "traces": self.traces,
             "proof_state": self.proof_state,
+            "uses_sorry": self.uses_sorry,
         })
     }
 }
@@ -128,13 +136,19 @@ pub async fn run(
                 ],
                 traces: Vec::new(),
                 proof_state: Value::Null,
+                uses_sorry: false,
             });
         }
     }
     let anchor = offset_of(&document.text, Position::new(start.line, start.character));
     let twin_text = probe::twin_text(&document.text, anchor, &start.steps, start.tactic);
     let (ran, _lease) = in_twin(runtime, real, file, &twin_text, caller).await?;
-    let (success, messages, traces) = probe::outcome(&ran.diagnostics, twin_text.start);
+    let probe::Outcome {
+        success,
+        messages,
+        traces,
+        uses_sorry,
+    } = probe::outcome(&ran.diagnostics, &twin_text);
     let proof_state = if start.tactic && success {
         plain_goals(runtime.documents(), &ran, twin_text.end, caller)
             .await?
@@ -147,6 +161,7 @@ pub async fn run(
         messages,
         traces,
         proof_state,
+        uses_sorry,
     })
 }
 
@@ -169,19 +184,24 @@ async fn in_twin(
         let given = lease.give(&text.text, text.start, caller).await?;
         let live = LiveDiagnostics::Off;
         let ran = barrier(set, given, caller, live, &mut events, Follow::SameText).await?;
-        let failed_setup = ran
-            .diagnostics
-            .iter()
-            .any(|d| twins::is_setup_failure(&d.message));
-        if failed_setup && !lease.is_written() && !fell_back {
+        // Told by shape, never by words (each Lake era words it differently): the barrier has
+        // already failed a twin whose worker crashed, so a fatal report here has a header error.
+        let Some(failure) = twins::setup_failure(&ran) else {
+            return Ok((ran, lease));
+        };
+        if !lease.is_written() && !fell_back {
             tracing::info!(
                 uri = %lease.uri(),
-                "Lake cannot set up a file that is not on disk; twins move to .lake/beam/twins"
+                "Lean could not set up a twin that is not on disk; twins move to .lake/beam/twins"
             );
             lease.fall_back_to_disk();
             fell_back = true;
             continue;
         }
-        return Ok((ran, lease));
+        return Err(HostError::twin_setup_failed(
+            caller.path,
+            &failure,
+            lease.is_written(),
+        ));
     }
 }

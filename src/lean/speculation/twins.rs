@@ -36,9 +36,21 @@ pub fn is_twin_uri(uri: &str) -> bool {
     uri.ends_with(SIBLING_SUFFIX) || uri.contains(&format!("/{FALLBACK_DIR}/"))
 }
 
-/// Whether a Lake header error says it could not set up a file that is not on disk.
-pub fn is_setup_failure(message: &str) -> bool {
-    message.starts_with("`lake setup-file ") && message.contains("failed")
+/// What Lean said when it could not process the twin's header, if it could not: the header
+/// error (`mirror`'s rule: an error from 0:0 over the whole file), or a fatal report. Never told
+/// by its words: the mid-era worker names Lake by its absolute path, newer ones write Lake's own
+/// error with no command at all (`lean-language-server.md` Part 3).
+pub fn setup_failure(twin: &Document) -> Option<String> {
+    match twin.header_error() {
+        Some(error) => Some(error.message.clone()),
+        None if twin.progress.fatal => {
+            Some(twin.diagnostics.iter().find(|d| d.is_error()).map_or_else(
+                || "a fatal error over the file".to_owned(),
+                |d| d.message.clone(),
+            ))
+        }
+        None => None,
+    }
 }
 
 /// Where the twin of the real file at `path`, in the workspace at `root`, lives for the runtime
@@ -183,9 +195,6 @@ mod tests {
         assert_eq!(on_disk.written.as_deref(), Some(Path::new(&owned)));
         assert!(is_twin_uri(&sibling.uri) && is_twin_uri(&on_disk.uri));
         assert!(!is_twin_uri("file:///w/A/B.lean"));
-        assert!(is_setup_failure(
-            "`lake setup-file /w/A/B.beam-twin.lean -` failed:\n\nstderr:\nno such file"
-        ));
     }
 
     fn text_edit(uri: &str, version: i64) -> Value {

@@ -153,7 +153,7 @@ async fn sync(call: &LeanCall<'_>, runtime: &Runtime, reopen: bool) -> Result<Va
         "path": path,
         "version": document.version,
         "diagnostics": counts,
-        "readiness": diagnostics::readiness(&document.diagnostics),
+        "readiness": diagnostics::readiness(&document.diagnostics, document.header_error().is_some()),
         "document_progress": document.progress.to_json(),
     }))
 }

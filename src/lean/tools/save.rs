@@ -114,7 +114,8 @@ async fn save(
     let caller = call.caller();
     let (_pin, document, _) = call.settled(runtime).await?;
     let path = call.path_argument();
-    let readiness = diagnostics::readiness(&document.diagnostics);
+    let readiness =
+        diagnostics::readiness(&document.diagnostics, document.header_error().is_some());
     let sync = json!({
         "path": path,
         "version": document.version,

@@ -10,7 +10,7 @@
 //!    the run's mode and anchor are Lean's (`run::start_at`); a command-mode text of more than
 //!    one command is refused with `success: false` and a `runAtSupportsOneCommandOnly:` message,
 //!    without asking Lean.
-//! 3. The result is the run's verdict `{success, messages, traces, proof_state}` and
+//! 3. The result is the run's verdict `{success, messages, traces, proof_state, uses_sorry}` and
 //!    `next_handle`, only from the handle tools, on success.
 //! 4. `lean_run_with` continues a handle's state with more text (the probe is the handle's texts
 //!    then this one) and keeps the handle; `lean_run_with_linear` spends it first, whatever the
