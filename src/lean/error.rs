@@ -90,6 +90,20 @@ impl HostError {
         HostError::invalid_params(message).with_data(json!({ "reason": reason }))
     }
 
+    /// `invalidParams` (`twinPathUnsafe`): an on-disk twin would be written through `path`, a
+    /// link or something else Beam does not make on the way to the twin inside `.lake`, so
+    /// nothing was written (`session/twin_file.rs`).
+    pub fn twin_path_unsafe(path: &std::path::Path, why: &str) -> Self {
+        HostError::invalid_params(format!(
+            "the speculative run was refused: its twin file would be written through {}, and \
+             {why}. Beam writes twins only inside the workspace's .lake directory and never \
+             through a link, since a project may hold links to anywhere; remove that entry \
+             (Lake and Beam recreate what they need under .lake) and call again",
+            path.display()
+        ))
+        .with_data(json!({"reason": "twinPathUnsafe", "path": path.display().to_string()}))
+    }
+
     /// `contentModified` (`handleStale`): the handle was made at another version of the file.
     pub fn handle_stale(handle_version: i64, current: i64) -> Self {
         HostError::new(

@@ -9,6 +9,9 @@
 //! 3. Bytes that are not JSON are -32700 with `id: null`. JSON holding a number too large for a
 //!    float (`1e400`) is JSON all the same: if that number is the id it is -32600 with `id:
 //!    null` (not an id in range), and elsewhere it is [`DecodeError::Params`] (-32602) with the id.
+//!    So is JSON holding a string escape that names no character (half of a UTF-16 surrogate
+//!    pair, `"\ud800"`, which RFC 8259's grammar allows): -32602 naming the escape, with the id
+//!    unless the id is that string.
 //! 4. Ids follow `ids`: strings and integers are distinct, and an integer id is the integer its
 //!    literal denotes (`1.0e1` is 10), decided on the literal's text, never on a rounded float. The
 //!    same holds for the `requestId` a cancellation names in its params.
@@ -131,7 +134,7 @@ pub fn decode(line: &[u8]) -> Result<Incoming, DecodeError> {
                 "arrays and objects may nest at most 127 deep ({e})"
             )));
         }
-        Err(e) => return Err(unrepresentable(line).unwrap_or(DecodeError::Parse(e.to_string()))),
+        Err(e) => return Err(undecodable(line, &e)),
     };
     let rounded = is_rounded(value.get("id"))
         || is_rounded(value.get("params").and_then(|p| p.get("requestId")));
@@ -143,29 +146,93 @@ pub fn decode(line: &[u8]) -> Result<Incoming, DecodeError> {
     classify(value, literal)
 }
 
-/// For JSON that `serde_json` cannot hold as a [`Value`] (a number beyond a float's range):
-/// the error its id and members call for. `None` when the line is not JSON at all.
-fn unrepresentable(line: &[u8]) -> Option<DecodeError> {
-    // Raw values are read without converting numbers, so only real syntax errors fail here.
+/// Why a line `serde_json` could not read as a [`Value`] (it said `e`) is refused.
+fn undecodable(line: &[u8], e: &serde_json::Error) -> DecodeError {
+    let parse = || DecodeError::Parse(e.to_string());
+    let text = std::str::from_utf8(line).unwrap_or_default();
+    if e.to_string().starts_with("number out of range") {
+        let message = "a number in this message is beyond the range of a 64-bit float; send \
+                       numbers between -1.7e308 and 1.7e308";
+        return match readable_id(line) {
+            Some(Ok(id)) => params(id, message),
+            // The id is the number out of range (or otherwise not an id).
+            Some(Err(())) => envelope(None, ID_RULE),
+            None => parse(),
+        };
+    }
+    if let Some((at, escape)) = lone_surrogate(text) {
+        let message = format!(
+            "a string in this message holds the escape {escape} (at byte {at}): half of a \
+             UTF-16 surrogate pair without its other half, which names no character; escape a \
+             character beyond U+FFFF as both halves (\\ud83d\\ude00), or send it as UTF-8"
+        );
+        return match readable_id(line) {
+            Some(id) => params(id.unwrap_or(None), message),
+            None => parse(),
+        };
+    }
+    parse()
+}
+
+/// For JSON that `serde_json` cannot hold as a [`Value`]: its id, `Err` when it has one that
+/// is no id; `None` when the line is not JSON at all.
+fn readable_id(line: &[u8]) -> Option<Result<Option<RequestId>, ()>> {
+    // Raw values are read without converting numbers or strings, so only real syntax errors
+    // fail here.
     let members: std::collections::HashMap<String, &serde_json::value::RawValue> =
         serde_json::from_slice(line).ok()?;
-    let id = match members.get("id").map(|raw| raw.get()) {
-        None => None,
-        Some(text) => match serde_json::from_str::<Value>(text)
-            .ok()
-            .and_then(|value| RequestId::from_literal(&value, Some(text)))
-        {
-            Some(id) => Some(id),
-            // The id is the number out of range (or otherwise not an id).
-            None => return Some(envelope(None, ID_RULE)),
-        },
+    let Some(text) = members.get("id").map(|raw| raw.get()) else {
+        return Some(Ok(None));
     };
-    Some(DecodeError::Params {
+    let id = serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|value| RequestId::from_literal(&value, Some(text)));
+    Some(id.map(Some).ok_or(()))
+}
+
+/// The first `\u` escape in a string of `text` that names no character: a UTF-16 surrogate
+/// without its other half; its byte offset and its text.
+fn lone_surrogate(text: &str) -> Option<(usize, &str)> {
+    let bytes = text.as_bytes();
+    let unit = |at: usize| {
+        let digits = text.get(at + 2..at + 6)?;
+        let escaped = bytes.get(at..at + 2) == Some(&b"\\u"[..]);
+        let hex = digits.bytes().all(|b| b.is_ascii_hexdigit());
+        (escaped && hex).then(|| u16::from_str_radix(digits, 16).ok())?
+    };
+    let (mut at, mut in_string) = (0, false);
+    while at < bytes.len() {
+        match bytes[at] {
+            b'"' => in_string = !in_string,
+            b'\\' if in_string => {
+                let Some(first) = unit(at) else {
+                    at += 2;
+                    continue;
+                };
+                let paired = (0xD800..0xDC00).contains(&first)
+                    && unit(at + 6).is_some_and(|second| (0xDC00..0xE000).contains(&second));
+                if paired {
+                    at += 12;
+                    continue;
+                }
+                if (0xD800..0xE000).contains(&first) {
+                    return Some((at, &text[at..at + 6]));
+                }
+                at += 6;
+                continue;
+            }
+            _ => {}
+        }
+        at += 1;
+    }
+    None
+}
+
+fn params(id: Option<RequestId>, message: impl Into<String>) -> DecodeError {
+    DecodeError::Params {
         id,
-        message: "a number in this message is beyond the range of a 64-bit float; \
-                  send numbers between -1.7e308 and 1.7e308"
-            .into(),
-    })
+        message: message.into(),
+    }
 }
 
 /// Decodes an already-parsed JSON value into a message. Numbers that were parsed as floats are
@@ -504,6 +571,46 @@ mod tests {
             Err(DecodeError::Params { id: Some(_), .. })
         ));
         assert!(matches!(decode_str("{1e400}"), Err(DecodeError::Parse(_))));
+    }
+
+    #[test]
+    fn a_lone_surrogate_escape_is_named_and_keeps_the_id() {
+        for (text, escape) in [
+            (r#""rfl \ud800""#, r"\ud800"),
+            (r#""\udc00 x""#, r"\udc00"),
+            (r#""\ud83d\ude00 then \ud800\u0041""#, r"\ud800"),
+            (r#""\\ud800 \ud800""#, r"\ud800"),
+        ] {
+            let line =
+                format!(r#"{{"jsonrpc":"2.0","id":"a","method":"m","params":{{"text":{text}}}}}"#);
+            match decode_str(&line) {
+                Err(DecodeError::Params {
+                    id: Some(id),
+                    message,
+                }) => {
+                    assert_eq!(id, RequestId::String("a".into()));
+                    assert!(
+                        message.contains(&format!("the escape {escape} (")),
+                        "{message}"
+                    );
+                    assert!(!message.contains("float"), "{message}");
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+        }
+        // Well-formed pairs are characters.
+        assert!(
+            decode_str(r#"{"jsonrpc":"2.0","id":1,"method":"m","params":"\ud83d\ude00"}"#).is_ok()
+        );
+        // The id is the bad string: no id to answer with.
+        let id = decode_str(r#"{"jsonrpc":"2.0","id":"\ud800","method":"m"}"#);
+        assert!(
+            matches!(id, Err(DecodeError::Params { id: None, .. })),
+            "{id:?}"
+        );
+        // Not JSON at all: a parse error, whatever escapes it holds.
+        let broken = decode_str(r#"{"jsonrpc":"2.0","id":"\ud800""#);
+        assert!(matches!(broken, Err(DecodeError::Parse(_))), "{broken:?}");
     }
 
     #[test]

@@ -63,7 +63,7 @@ fn both_families_list_the_lean_tools_in_order() {
 }
 
 #[test]
-fn read_only_and_idempotent_hints_follow_the_design() {
+fn read_only_destructive_and_idempotent_hints_follow_the_design() {
     let mut server = McpProcess::server(&[]);
     server.initialize_legacy();
     let list = server.ask(request(1, "tools/list", Value::Null));
@@ -87,6 +87,13 @@ fn read_only_and_idempotent_hints_follow_the_design() {
         assert_eq!(
             tool["annotations"]["readOnlyHint"] == true,
             read_only,
+            "{name}"
+        );
+        // The seed: their Beam-managed effects are only additive (a fresh handle).
+        let additive = ["lean_run_at_handle", "lean_run_with"].contains(&name);
+        assert_eq!(
+            tool["annotations"]["destructiveHint"] == false,
+            additive,
             "{name}"
         );
         let idempotent = ["lean_drop_workspace", "lean_close"].contains(&name);

@@ -14,6 +14,9 @@ use crate::support::{call, modern, request};
 enum Input {
     /// Bytes as they go on the wire (a newline is added).
     Raw(Vec<u8>),
+    /// A request's line as it goes on the wire (a newline is added), with its id: JSON no
+    /// `Value` can hold as written (an integer beyond 64 bits, a lone surrogate escape).
+    RawRequest(String, Value),
     /// A JSON message.
     Json(Value),
 }
@@ -29,6 +32,7 @@ impl Catalog<'_> {
     fn case(&mut self, name: &str, input: Input) {
         let (shown, id) = match &input {
             Input::Raw(bytes) => (String::from_utf8_lossy(bytes).into_owned(), None),
+            Input::RawRequest(line, id) => (line.clone(), Some(id.clone())),
             Input::Json(value) => (value.to_string(), value.get("id").cloned()),
         };
         let shown = shown.replace(&self.root, "[root]");
@@ -36,6 +40,9 @@ impl Catalog<'_> {
             Input::Raw(mut bytes) => {
                 bytes.push(b'\n');
                 self.lean.server.write_bytes(&bytes);
+            }
+            Input::RawRequest(line, _) => {
+                self.lean.server.write_bytes(format!("{line}\n").as_bytes())
             }
             Input::Json(value) => self.lean.server.send(&value),
         }
@@ -97,6 +104,20 @@ fn cut(text: &str, max: usize) -> String {
 
 fn tool(id: &str, name: &str, arguments: Value) -> Input {
     Input::Json(request(id, "tools/call", call(name, arguments)))
+}
+
+/// A `tools/call` of `name` whose argument `property` is `literal`, written as it stands.
+fn tool_with_literal(
+    id: &str,
+    name: &str,
+    mut arguments: Value,
+    property: &str,
+    literal: &str,
+) -> Input {
+    const MARK: &str = "@@literal@@";
+    arguments[property] = json!(MARK);
+    let line = request(id, "tools/call", call(name, arguments)).to_string();
+    Input::RawRequest(line.replace(&format!("{MARK:?}"), literal), json!(id))
 }
 
 /// A value of the right type for a property, so a case breaks exactly one field.
@@ -391,6 +412,91 @@ fn every_hostile_input_gets_its_precise_answer_and_the_server_serves_on() {
     {
         catalog.case(what, tool(&format!("28-{n}"), "lean_hover", basic(more)));
     }
+    // Every integer argument of every tool, beyond 64 bits as the client wrote it: an integer
+    // literal of 2^64, and 1e300. The document is Basic.lean at version 1, so only the number
+    // can be wrong.
+    for listed in tools.as_array().unwrap() {
+        let name = listed["name"].as_str().unwrap();
+        let properties = listed["inputSchema"]["properties"].as_object().unwrap();
+        let required = listed["inputSchema"]["required"].as_array().unwrap();
+        for (property, _) in properties.iter().filter(|(_, s)| s["type"] == "integer") {
+            let mut arguments = serde_json::Map::new();
+            for other in required.iter().filter_map(Value::as_str) {
+                let value = match other {
+                    "version" => json!(1),
+                    _ => valid(other, &properties[other], &project),
+                };
+                arguments.insert(other.to_owned(), value);
+            }
+            for literal in ["18446744073709551616", "1e300"] {
+                catalog.case(
+                    &format!("{name}: {property} of {literal}"),
+                    tool_with_literal(
+                        &format!("{name}/{property}={literal}"),
+                        name,
+                        Value::Object(arguments.clone()),
+                        property,
+                        literal,
+                    ),
+                );
+            }
+        }
+    }
+    // Strings holding an escape that names no character.
+    catalog.case(
+        "a lone leading surrogate in a tool's text",
+        tool_with_literal(
+            "31-0",
+            "lean_run_at",
+            basic(json!({"version": 1, "line": 26, "character": 0})),
+            "text",
+            r#""rfl \ud800""#,
+        ),
+    );
+    catalog.case(
+        "a lone trailing surrogate in a ping",
+        Input::RawRequest(
+            r#"{"jsonrpc":"2.0","id":"31-1","method":"ping","params":{"_meta":{"note":"\udc00"}}}"#
+                .to_owned(),
+            json!("31-1"),
+        ),
+    );
+    catalog.case(
+        "a lone surrogate as the id",
+        raw(r#"{"jsonrpc":"2.0","id":"\ud800","method":"ping"}"#),
+    );
+    // Closing what is not a file of the workspace, even when it does not exist.
+    for (n, (what, path)) in [
+        (
+            "closing a missing file outside the workspace",
+            "../../no-such-dir/Missing.lean",
+        ),
+        (
+            "closing a missing absolute path outside the workspace",
+            "/no/such/Missing.lean",
+        ),
+        (
+            "closing a missing file that is not Lean",
+            "Fixture/Missing.txt",
+        ),
+        ("closing a missing twin", "Fixture/Missing.beam-twin.lean"),
+        (
+            "closing a missing Lean file of the workspace",
+            "Fixture/Missing.lean",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        catalog.case(
+            what,
+            tool(
+                &format!("32-{n}"),
+                "lean_close",
+                args(&project, path, json!({})),
+            ),
+        );
+    }
     // Handles.
     for (n, (what, handle)) in [
         ("a made-up handle", json!({"handle": "lbh1.e30.AAAA"})),
@@ -474,4 +580,156 @@ fn every_hostile_input_gets_its_precise_answer_and_the_server_serves_on() {
             format!("{count} cases\n\n{table}")
         );
     }
+}
+
+/// Where a hostile project plants a link under `.lake`, and where it points.
+enum Plant {
+    /// `at` (relative to the root) links to a directory outside the project, before Lean starts.
+    Outside(&'static str),
+    /// `at` links to the relative `target`, before Lean starts.
+    Relative(&'static str, &'static str),
+    /// This server's own twin directory (`.lake/beam/twins/<pid>-1`) links outside the project,
+    /// planted once the server runs (its pid names it).
+    OwnerOutside,
+    /// The twin's own name in this server's twin directory links to `target`, relative.
+    TwinName(&'static str),
+}
+
+#[cfg(unix)]
+#[test]
+fn a_link_planted_under_lake_never_lets_a_twin_be_written_or_removed_through_it() {
+    use std::os::unix::fs::symlink;
+    const VICTIM: &str = "theorem victim : True := trivial\n";
+    for plant in [
+        Plant::Outside(".lake"),
+        Plant::Outside(".lake/beam"),
+        Plant::Outside(".lake/beam/twins"),
+        Plant::Relative(".lake/beam/twins", "../.."),
+        Plant::OwnerOutside,
+        Plant::TwinName("../../../../../Victim.lean"),
+    ] {
+        let project = Project::fixture();
+        // A sibling of that name on disk moves the twins under .lake/beam/twins.
+        project.write(
+            "Fixture/Basic.beam-twin.lean",
+            "-- the project's own file\n",
+        );
+        project.write("Victim.lean", VICTIM);
+        let outside = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(project.root()).unwrap();
+        let plant_at = |at: &str, target: &std::path::Path| {
+            let link = root.join(at);
+            std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+            symlink(target, &link).unwrap();
+            link
+        };
+        let mut link = match plant {
+            Plant::Outside(at) => Some(plant_at(at, outside.path())),
+            Plant::Relative(at, target) => Some(plant_at(at, std::path::Path::new(target))),
+            _ => None,
+        };
+        let mut lean = Lean::start(&[&project], &[], &[]);
+        let owner = format!(".lake/beam/twins/{}-1", lean.server.pid());
+        match plant {
+            Plant::OwnerOutside => link = Some(plant_at(&owner, outside.path())),
+            Plant::TwinName(target) => {
+                let at = format!("{owner}/Fixture/Basic.lean");
+                link = Some(plant_at(&at, std::path::Path::new(target)));
+            }
+            _ => {}
+        }
+        let link = link.unwrap();
+        let case = link.strip_prefix(&root).unwrap().display().to_string();
+        lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+        let at = json!({"version": 1, "line": 26, "character": 0, "text": "#check 1"});
+        let refused = lean.fails(
+            "lean_run_at",
+            args(&project, "Fixture/Basic.lean", at),
+            "invalidParams",
+        );
+        assert_eq!(
+            refused["data"]["reason"], "twinPathUnsafe",
+            "{case}: {refused}"
+        );
+        assert_eq!(
+            refused["data"]["path"],
+            format!("[root]/{case}"),
+            "{case}: the link is named"
+        );
+        lean.ok(
+            "lean_close",
+            args(&project, "Fixture/Basic.lean", json!({})),
+        );
+        let left: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
+        assert!(
+            left.is_empty(),
+            "{case}: written outside the project: {left:?}"
+        );
+        assert_eq!(project.read("Victim.lean"), VICTIM, "{case}");
+        assert!(
+            !root.join(format!("{}-1", lean.server.pid())).exists(),
+            "{case}: written among the project's sources"
+        );
+        assert!(
+            link.symlink_metadata().is_ok(),
+            "{case}: the link was removed"
+        );
+        lean.server.finish_clean();
+    }
+}
+
+#[test]
+fn lean_todo_asks_lean_once_per_command_however_many_comment_lines() {
+    if crate::harness::fake_only("lean_todo_asks_lean_once_per_command_however_many_comment_lines")
+    {
+        return;
+    }
+    let comments = "-- a line of commentary\n".repeat(300);
+    let text = format!(
+        "theorem a : True := by\n  trivial\n{comments}\n/-- Documented. -/\ntheorem b : True := by\n  \
+         trivial -- fake: code-action \"Try this: exact True.intro\" \"exact True.intro\"\n\
+         {comments}/- a block\ncomment -/\ntheorem c : True := by\n  trivial\n{comments}"
+    );
+    let project = Project::fixture();
+    project.write("Fixture/Comments.lean", &text);
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let path = "Fixture/Comments.lean";
+    lean.ok("lean_sync", args(&project, path, json!({})));
+    let before = lean.received().len();
+    let lines = text.lines().count() as u64;
+    let todo = lean.ok(
+        "lean_todo",
+        args(
+            &project,
+            path,
+            json!({"version": 1, "start_line": 0, "start_character": 0, "end_line": lines,
+                   "end_character": 0, "kinds": ["code_action"], "suggest": "none"}),
+        ),
+    );
+    let asked = lean.received()[before..]
+        .iter()
+        .filter(|m| *m == "textDocument/codeAction")
+        .count();
+    assert_eq!(asked, 3, "one request per command, not per comment line");
+    let items = todo["items"].as_array().unwrap();
+    assert_eq!(items.len(), 1, "{todo}");
+    assert_eq!(items[0]["range"]["start"]["line"], 305, "{todo}");
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_scoping_line_of_its_own_joins_the_command_below_it_in_a_run() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    for text in [
+        "set_option maxHeartbeats 400000 in\ntheorem t : True := by\n  trivial",
+        "open Nat in\ntheorem t : True := by\n  trivial",
+    ] {
+        let at = json!({"version": 1, "line": 26, "character": 0, "text": text});
+        let ran = lean.ok("lean_run_at", args(&project, "Fixture/Basic.lean", at));
+        assert_eq!(ran["success"], true, "{text}: {ran}");
+        assert_eq!(ran["messages"], json!([]), "{text}: {ran}");
+    }
+    lean.server.finish_clean();
 }

@@ -36,7 +36,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{Value, json};
@@ -341,7 +340,7 @@ pub(super) struct Twin {
     /// The real document's URI.
     pub real: Arc<str>,
     /// Where it lives on disk, when it is written there.
-    pub written: Option<PathBuf>,
+    pub written: Option<super::twin_file::TwinFile>,
     /// Where its current probe starts: everything before is the real text.
     pub probe_start: Position,
 }

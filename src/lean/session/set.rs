@@ -26,12 +26,13 @@
 //!    Everything given back, by a call that ends or is cancelled, goes back through this owner
 //!    at once: nothing is ever left out of the set yet open in Lean, or the reverse.
 //! 5. An on-disk twin's file (`speculation/twins.rs` places it) is written before Lean is given
-//!    its text and removed when the twin is closed, in the same step.
+//!    its text and removed when the twin is closed, in the same step, never through a link
+//!    (`twin_file`).
 //! 6. [`DocumentSet::end`] ends the set with its runtime: twin files are removed at once, every
 //!    call waiting for a place or still holding one gets the runtime's end as its error when it
 //!    next asks the set for anything, and nothing more is sent to Lean.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::pin::Pin as Pinned;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,6 +42,7 @@ use serde_json::json;
 use tokio::sync::futures::Notified;
 
 use super::mirror::{Document, Entry, Mirror, Role, State, Twin, same_text};
+use super::twin_file::TwinFile;
 use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::server::LeanServer;
@@ -81,7 +83,7 @@ pub struct Placement {
     /// The twin's URI.
     pub uri: Arc<str>,
     /// Its file, for a twin on disk.
-    pub written: Option<PathBuf>,
+    pub written: Option<TwinFile>,
 }
 
 /// The documents one Lean has open.
@@ -110,7 +112,7 @@ pub struct Pin {
 pub struct TwinLease {
     set: DocumentSet,
     uri: Arc<str>,
-    written: Option<PathBuf>,
+    written: Option<TwinFile>,
 }
 
 impl DocumentSet {
@@ -231,7 +233,7 @@ impl DocumentSet {
         state: &mut State,
         real: &Arc<str>,
         place: &dyn Fn(bool) -> Placement,
-    ) -> Result<(Arc<str>, Option<PathBuf>), String> {
+    ) -> Result<(Arc<str>, Option<TwinFile>), String> {
         state.clock += 1;
         let now = state.clock;
         if let Some((uri, entry)) = state.entries.iter_mut().find(|(_, e)| twin_of(e, real)) {
@@ -364,7 +366,7 @@ impl DocumentSet {
             );
         }
         match entry.role {
-            Role::Twin(twin) => remove_written(twin.written.as_deref()),
+            Role::Twin(twin) => remove_written(twin.written.as_ref()),
             Role::Real => {
                 let twin = state
                     .entries
@@ -572,7 +574,7 @@ impl DocumentSet {
             state.ended = Some(why);
             for entry in state.entries.values() {
                 if let Role::Twin(twin) = &entry.role {
-                    remove_written(twin.written.as_deref());
+                    remove_written(twin.written.as_ref());
                 }
             }
         }
@@ -646,8 +648,8 @@ impl TwinLease {
         probe_start: Position,
         caller: &Caller<'_>,
     ) -> Result<Document, HostError> {
-        if let Some(path) = &self.written {
-            write_twin(path, text).await?;
+        if let Some(file) = &self.written {
+            file.write(text).await?;
         }
         let given = self
             .set
@@ -712,7 +714,7 @@ fn twin_of(entry: &Entry, real: &str) -> bool {
     matches!(&entry.role, Role::Twin(twin) if &*twin.real == real)
 }
 
-fn written(entry: &Entry) -> Option<PathBuf> {
+fn written(entry: &Entry) -> Option<TwinFile> {
     match &entry.role {
         Role::Twin(twin) => twin.written.clone(),
         Role::Real => None,
@@ -748,31 +750,9 @@ fn revival(batch: &mut Batch, document: &Document) {
     );
 }
 
-async fn write_twin(path: &Path, text: &str) -> Result<(), HostError> {
-    let write = async {
-        if let Some(dir) = path.parent() {
-            tokio::fs::create_dir_all(dir).await?;
-        }
-        tokio::fs::write(path, text).await
-    };
-    write.await.map_err(|e| {
-        HostError::internal(format!(
-            "cannot write the speculative twin {}: {e}; check that the workspace's .lake \
-             directory is writable",
-            path.display()
-        ))
-    })
-}
-
-/// Removes a twin's file, then its directories up to `twins` while they are empty.
-fn remove_written(path: Option<&Path>) {
-    let Some(path) = path else {
-        return;
-    };
-    let _ = std::fs::remove_file(path);
-    for dir in path.ancestors().skip(1) {
-        if dir.file_name().is_none_or(|name| name == "twins") || std::fs::remove_dir(dir).is_err() {
-            return;
-        }
+/// Removes a twin's file, as `twin_file` does: only what a write made, never through a link.
+fn remove_written(file: Option<&TwinFile>) {
+    if let Some(file) = file {
+        file.remove();
     }
 }

@@ -8,7 +8,8 @@
 //!    Lake sets a missing file up as outside every library. A Lake that cannot set up a missing
 //!    file switches the runtime to twins written under `<root>/.lake/beam/twins/<owner>/<relative
 //!    path>`, the build directory, for good (`session`); so does a sibling name that exists on
-//!    disk ([`placement`]). The owner names this process and runtime (`<pid>-<epoch>`), so a
+//!    disk ([`placement`]). Such a file is never written or removed through a link
+//!    (`session/twin_file.rs`). The owner names this process and runtime (`<pid>-<epoch>`), so a
 //!    runtime that is ending, or another lean-beam-mcp on the same project, never writes or
 //!    removes another's twin.
 //! 2. A twin's URI never leaks into a result. Lean indexes a twin's declarations like any
@@ -25,11 +26,13 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::lean::session::mirror::Document;
-use crate::lean::session::{DocumentSet, Placement};
+use crate::lean::session::{DocumentSet, Placement, TwinFile};
 use crate::lean::text::{Position, file_uri};
 
 const SIBLING_SUFFIX: &str = ".beam-twin.lean";
 const FALLBACK_DIR: &str = ".lake/beam/twins";
+/// [`FALLBACK_DIR`] inside `.lake`, where `session::TwinFile` confines a twin's file.
+const FALLBACK_IN_LAKE: &str = "beam/twins";
 
 /// Whether a URI (or path) is a twin's.
 pub fn is_twin_uri(uri: &str) -> bool {
@@ -60,11 +63,9 @@ pub fn placement(root: &Path, path: &Path, epoch: u64, on_disk: bool) -> Placeme
     let sibling = sibling_of(path);
     let (twin, written) = if on_disk || sibling.exists() {
         let owner = format!("{}-{epoch}", std::process::id());
-        let under = root
-            .join(FALLBACK_DIR)
-            .join(owner)
-            .join(relative(root, path));
-        (under.clone(), Some(under))
+        let owned = Path::new(&owner).join(relative(root, path));
+        let file = TwinFile::new(root, Path::new(FALLBACK_IN_LAKE), &owned);
+        (file.path(), Some(file))
     } else {
         (sibling, None)
     };
@@ -188,12 +189,13 @@ mod tests {
     fn twins_are_siblings_or_under_the_build_directory_and_recognised_everywhere() {
         let sibling = placement(Path::new("/w"), Path::new("/w/A/B.lean"), 3, false);
         assert_eq!(&*sibling.uri, "file:///w/A/B.beam-twin.lean");
-        assert_eq!(sibling.written, None);
+        assert!(sibling.written.is_none());
         let on_disk = placement(Path::new("/w"), Path::new("/w/A/B.lean"), 3, true);
         let owned = format!("/w/.lake/beam/twins/{}-3/A/B.lean", std::process::id());
         assert_eq!(&*on_disk.uri, format!("file://{owned}"));
-        assert_eq!(on_disk.written.as_deref(), Some(Path::new(&owned)));
+        assert_eq!(on_disk.written.map(|f| f.path()), Some(owned.into()));
         assert!(is_twin_uri(&sibling.uri) && is_twin_uri(&on_disk.uri));
+        assert_eq!(FALLBACK_DIR, format!(".lake/{FALLBACK_IN_LAKE}"));
         assert!(!is_twin_uri("file:///w/A/B.lean"));
     }
 

@@ -21,9 +21,13 @@
 //!    written on a line of their own) or with an attribute alone on its line (`@[…]`, after
 //!    nothing but blank space and comments, over several lines if its brackets are): those
 //!    belong to the command below them.
-//! 5. [`command_lines`]: where `lean_todo` cuts a text into chunks: line 0, the lines of
-//!    [`command_starts`], and every line whose first column holds a comment's start (not inside
-//!    a comment or literal begun earlier).
+//! 5. [`command_lines`]: where `lean_todo` cuts a text into chunks, one per command: line 0,
+//!    the lines of [`command_starts`], each moved up to the line of the doc comment (`/--`)
+//!    just before its command (only blank space and comments between, and nothing but blank
+//!    space before it on its line), and the lines where a module doc (`/-!`) begins so. Lean
+//!    parses a `/--` or `/-!` as a token of the command it begins, but every other comment as
+//!    the trailing whitespace of the command before it: so a plain comment line is no cut,
+//!    however many there are.
 
 use super::lexer::{Class, Lexed};
 
@@ -45,41 +49,77 @@ const CONTINUING: [&str; 11] = [
 /// The lines where commands start (see the contract), in order.
 pub fn command_starts(text: &str) -> Vec<u32> {
     let lexed = Lexed::new(text);
-    starts(&lexed, &inside_lines(&lexed))
+    let starts = starts(&lexed, &inside_lines(&lexed));
+    starts.into_iter().map(|(line, _)| line).collect()
 }
 
 /// The lines `lean_todo` cuts a text at (see the contract), in order.
 pub fn command_lines(text: &str) -> Vec<u32> {
     let lexed = Lexed::new(text);
     let inside = inside_lines(&lexed);
-    let comment_lines = (0..lexed.line_starts.len()).filter(|&line| {
-        let start = lexed.line_starts[line];
-        !inside[line] && start < lexed.chars.len() && is_comment(lexed.classes[start])
-    });
-    let mut lines: Vec<u32> = comment_lines.map(|line| line as u32).collect();
-    lines.push(0);
-    lines.extend(starts(&lexed, &inside));
+    let line_of = |i: usize| lexed.positions[i].line;
+    let alone = |i: usize| {
+        let start = lexed.line_starts[line_of(i) as usize];
+        (start..i).all(|j| lexed.chars[j].is_whitespace() && !is_comment(lexed.classes[j]))
+    };
+    let mut lines = vec![0];
+    for (line, at) in starts(&lexed, &inside) {
+        let doc = documented_by(&lexed, at).filter(|&doc| alone(doc));
+        lines.push(doc.map_or(line, line_of));
+    }
+    let module_docs = lexed.spans.iter().map(|span| span.from);
+    lines.extend(
+        module_docs
+            .filter(|&from| starts_with(&lexed, from, "/-!") && alone(from))
+            .map(line_of),
+    );
     lines.sort_unstable();
     lines.dedup();
     lines
 }
 
-fn starts(lexed: &Lexed, inside: &[bool]) -> Vec<u32> {
+/// Each command's line and the index of its first token.
+fn starts(lexed: &Lexed, inside: &[bool]) -> Vec<(u32, usize)> {
     let Some(first) = (0..lexed.chars.len()).find(|&i| is_token(lexed, i)) else {
         return Vec::new();
     };
     let openings = openings(lexed, inside);
     let mut starts = Vec::new();
     if !openings.iter().any(|&(_, at)| at == first) {
-        starts.push(lexed.positions[first].line);
+        starts.push((lexed.positions[first].line, first));
     }
     let brackets = Brackets::new(lexed);
     for (line, at) in openings {
         if at == first || !(continues(lexed, at) || joined(lexed, &brackets, at)) {
-            starts.push(line);
+            starts.push((line, at));
         }
     }
     starts
+}
+
+/// The start of the doc comment (`/--`) that begins the command whose first token is at `at`:
+/// the comment just before it, past blank space and other comments.
+fn documented_by(lexed: &Lexed, at: usize) -> Option<usize> {
+    let mut before = at;
+    for span in lexed.spans.iter().rev().filter(|span| span.to <= at) {
+        let blank = (span.to..before).all(|i| lexed.chars[i].is_whitespace());
+        if span.to > before || !blank || !is_comment(lexed.classes[span.from]) {
+            return None;
+        }
+        if starts_with(lexed, span.from, "/--") {
+            return Some(span.from);
+        }
+        before = span.from;
+    }
+    None
+}
+
+/// Whether the characters at `at` spell `prefix`.
+fn starts_with(lexed: &Lexed, at: usize, prefix: &str) -> bool {
+    prefix
+        .chars()
+        .enumerate()
+        .all(|(k, c)| lexed.chars.get(at + k) == Some(&c))
 }
 
 /// Each opening line (see the contract) and the index of its opening.
@@ -209,7 +249,7 @@ mod tests {
     #[test]
     fn commands_start_at_the_first_column_outside_comments_and_strings() {
         let text = "\n/-! header\nnot code -/\ntheorem t : True := by\n  trivial\n-- note\ndef s := \"a\nb\" \n  |>.length\nexample := 1";
-        assert_eq!(command_lines(text), [0, 1, 3, 5, 6, 9]);
+        assert_eq!(command_lines(text), [0, 1, 3, 6, 9]);
         assert_eq!(command_lines(""), [0]);
         assert_eq!(command_lines("def a := 1\n"), [0]);
     }
@@ -217,8 +257,23 @@ mod tests {
     #[test]
     fn continued_and_joined_lines_are_no_chunk_lines() {
         let text = "inductive T\n| a\n| b\nderiving Repr\n\n@[simp]\ntheorem t : True := trivial\n-- note\nset_option x 1 in\nexample := 1";
-        assert_eq!(command_lines(text), [0, 5, 7, 8]);
+        assert_eq!(command_lines(text), [0, 5, 8]);
         assert_eq!(command_starts(text), [0, 5, 8]);
+    }
+
+    #[test]
+    fn comments_cut_nothing_but_doc_comments_begin_their_command() {
+        let comments = "-- c\n".repeat(500);
+        let text = format!("def a := 1\n{comments}/- b -/\ndef b := 2\n{comments}");
+        assert_eq!(command_lines(&text), [0, 502]);
+        let text = "def a := 1\n-- c\n/-- A doc. -/\n-- c\n@[simp]\ntheorem t : True := \
+                    trivial\n/-! Module doc. -/\n  /-- indented -/ def b := 2\ndef c := 1 /-- d -/\n";
+        assert_eq!(command_lines(text), [0, 2, 6, 8]);
+        assert_eq!(command_starts(text), [0, 4, 8]);
+        assert_eq!(
+            command_lines("/-- doc -/\ntheorem t : True := trivial\n"),
+            [0]
+        );
     }
 
     #[test]

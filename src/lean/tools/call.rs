@@ -7,8 +7,8 @@
 //!    every other argument is read by its tool, into a type (`args`).
 //! 2. Waiting for a runtime to start is cancellable, and reports a progress step.
 //! 3. `path` is relative to the workspace root unless absolute; it must name an existing `.lean`
-//!    file inside the workspace (`invalidParams` otherwise, naming the path), except to close a
-//!    file that was deleted.
+//!    file inside the workspace (`invalidParams` otherwise, naming the path), except that a file
+//!    that was deleted may be closed (its path inside the workspace and a `.lean` file's).
 //! 4. A snapshot-bound call's `version` must be the document's current version once the file
 //!    has been re-read from disk; otherwise `contentModified` with
 //!    `{reason: "documentVersionMismatch", expectedVersion, currentVersion, uri, path}`.
@@ -17,7 +17,7 @@
 //! 6. A call that uses a document holds its pin ([`LeanCall::document`]) for as long as it uses
 //!    it, so the document budget never closes it under the call.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use serde_json::{Value, json};
@@ -36,6 +36,32 @@ use crate::lean::workspace::registry::{Acquired, InUse, Registry};
 use crate::lean::workspace::root::{WorkspaceRoot, normalize};
 use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::CallContext;
+
+/// `invalidParams` about the `path` argument, which names `joined`.
+fn bad_path(joined: &Path, why: String) -> HostError {
+    HostError::invalid_params(why)
+        .with_data(json!({"path": "/path", "file": joined.display().to_string()}))
+}
+
+/// `file` if it is a Lean source of the project: no twin, a `.lean` file.
+fn lean_source(given: &str, joined: &Path, file: PathBuf) -> Result<PathBuf, HostError> {
+    if is_twin_uri(&file.to_string_lossy()) {
+        return Err(bad_path(
+            joined,
+            format!(
+                "{given:?} is a hidden twin of Beam's speculative runs, not a file of the \
+                 project; name the real file"
+            ),
+        ));
+    }
+    if file.extension().is_none_or(|ext| ext != "lean") {
+        return Err(bad_path(
+            joined,
+            format!("{given:?} is not a Lean source file (.lean); Lean serves only those"),
+        ));
+    }
+    Ok(file)
+}
 
 /// One workspace-bound call, as its tool sees it.
 pub struct LeanCall<'a> {
@@ -106,43 +132,47 @@ impl<'a> LeanCall<'a> {
     pub fn file(&self) -> Result<PathBuf, HostError> {
         let given = self.args.text("path")?;
         let joined = self.root.path().join(given);
-        let bad = |why: String| {
-            HostError::invalid_params(why)
-                .with_data(json!({"path": "/path", "file": joined.display().to_string()}))
-        };
-        let file = std::fs::canonicalize(&joined)
-            .map_err(|e| bad(format!("cannot open {given:?} in the workspace: {e}")))?;
-        if !file.starts_with(self.root.path()) {
-            return Err(bad(format!(
+        let file = std::fs::canonicalize(&joined).map_err(|e| {
+            bad_path(
+                &joined,
+                format!("cannot open {given:?} in the workspace: {e}"),
+            )
+        })?;
+        self.within(given, &joined, &file)?;
+        if !file.is_file() {
+            return Err(bad_path(&joined, format!("{given:?} is not a file")));
+        }
+        lean_source(given, &joined, file)
+    }
+
+    /// Fails unless `file` (what `given`, joined to the root as `joined`, names) is inside the
+    /// workspace.
+    fn within(&self, given: &str, joined: &Path, file: &Path) -> Result<(), HostError> {
+        if file.starts_with(self.root.path()) {
+            return Ok(());
+        }
+        Err(bad_path(
+            joined,
+            format!(
                 "{given:?} is outside the workspace {}: name a file of this workspace (or use \
                  the workspace the file belongs to)",
                 self.root.path().display()
-            )));
-        }
-        if !file.is_file() {
-            return Err(bad(format!("{given:?} is not a file")));
-        }
-        if is_twin_uri(&file.to_string_lossy()) {
-            return Err(bad(format!(
-                "{given:?} is a hidden twin of Beam's speculative runs, not a file of the \
-                 project; name the real file"
-            )));
-        }
-        if file.extension().is_none_or(|ext| ext != "lean") {
-            return Err(bad(format!(
-                "{given:?} is not a Lean source file (.lean); Lean serves only those"
-            )));
-        }
-        Ok(file)
+            ),
+        ))
     }
 
     /// The file to close: [`LeanCall::file`], or, for a file that no longer exists, its path
-    /// normalized lexically (Lean may still have it open).
+    /// normalized lexically (Lean may still have it open), held to the same rules.
     pub fn file_to_close(&self) -> Result<PathBuf, HostError> {
         self.file().or_else(|error| {
-            let joined = self.root.path().join(self.args.text("path")?);
+            let given = self.args.text("path")?;
+            let joined = self.root.path().join(given);
             match joined.try_exists() {
-                Ok(false) => Ok(normalize(&joined)),
+                Ok(false) => {
+                    let file = normalize(&joined);
+                    self.within(given, &joined, &file)?;
+                    lean_source(given, &joined, file)
+                }
                 _ => Err(error),
             }
         })

@@ -77,6 +77,16 @@ fn handle() -> Value {
     })
 }
 
+/// Not read-only, yet not destructive: the tool's only Beam-managed effect is additive (it may
+/// retain a fresh handle, and consumes none), as the seed annotates `lean_run_at_handle` and
+/// `lean_run_with`.
+fn additive() -> ToolAnnotations {
+    ToolAnnotations {
+        destructive_hint: Some(false),
+        ..ToolAnnotations::default()
+    }
+}
+
 /// The catalog entries of the run tools (`lean_run_at`, `lean_run_at_handle`), in order.
 pub fn run_at_specs() -> Vec<ToolSpec> {
     let properties = [
@@ -102,7 +112,7 @@ pub fn run_at_specs() -> Vec<ToolSpec> {
             &run_at_handle,
             &properties,
             &required,
-            ToolAnnotations::default(),
+            additive(),
         ),
     ]
 }
@@ -127,7 +137,7 @@ pub fn handle_specs() -> Vec<ToolSpec> {
     );
     let none = ToolAnnotations::default;
     vec![
-        LeanTool::concurrent(RUN_WITH, &run_with, &properties, &required, none()),
+        LeanTool::concurrent(RUN_WITH, &run_with, &properties, &required, additive()),
         LeanTool::concurrent(RUN_WITH_LINEAR, &linear, &properties, &required, none()),
         LeanTool::concurrent(
             RELEASE,

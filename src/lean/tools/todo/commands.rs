@@ -5,13 +5,15 @@
 //!
 //! Contract:
 //! 1. A point query is asked as it is: one request.
-//! 2. Otherwise the document is cut into chunks at `syntax::command_lines`: the lines where a
-//!    command starts, by the rule that also decides `lean_run_at`'s one command (so a command's
-//!    continuation lines, and the command an `@[…]` or `… in` line scopes, share its chunk), and
-//!    the lines a comment opens at the first column. Each chunk runs to the end of the line
-//!    before the next one, and each chunk the query overlaps (half-open) is asked about over
-//!    their intersection. A chunk's end is still inside its command (in its trailing whitespace
-//!    at worst), never at the next command's start, so Lean answers for the chunk's own command.
+//! 2. Otherwise the document is cut into chunks at `syntax::command_lines`, one per command:
+//!    the lines where a command starts, by the rule that also decides `lean_run_at`'s one
+//!    command (so a command's continuation lines, and the command an `@[…]` or `… in` line
+//!    scopes, share its chunk), a documented command's from its doc comment. Each chunk runs to
+//!    the end of the line before the next one, and each chunk the query overlaps (half-open) is
+//!    asked about over their intersection. A chunk's end is still inside its command (in its
+//!    trailing whitespace, comments included, at worst), never at the next command's start, so
+//!    Lean answers for the chunk's own command: one request per command, however many comment
+//!    lines the text has.
 //! 3. A command that does not start in the first column shares a chunk with the one before it,
 //!    and Lean then offers only its actions for that chunk: the rule trades that rare case for
 //!    one request per command instead of one per line.
@@ -57,18 +59,19 @@ mod tests {
 
     #[test]
     fn a_range_is_asked_about_one_command_at_a_time() {
+        // The comment is the first command's trailing whitespace: no chunk of its own.
         assert_eq!(
             code_action_ranges(r((0, 0), (6, 0)), TEXT),
-            [r((0, 0), (2, 0)), r((3, 0), (3, 7)), r((4, 0), (6, 0))]
+            [r((0, 0), (3, 7)), r((4, 0), (6, 0))]
         );
         assert_eq!(
             code_action_ranges(r((1, 2), (4, 3)), TEXT),
-            [r((1, 2), (2, 0)), r((3, 0), (3, 7)), r((4, 0), (4, 3))]
+            [r((1, 2), (3, 7)), r((4, 0), (4, 3))]
         );
         // Ending where a command starts does not ask about it.
         assert_eq!(
-            code_action_ranges(r((0, 5), (3, 0)), TEXT),
-            [r((0, 5), (2, 0))]
+            code_action_ranges(r((0, 5), (4, 0)), TEXT),
+            [r((0, 5), (3, 7))]
         );
     }
 
