@@ -78,6 +78,9 @@ pub mod code {
     pub const INTERNAL_ERROR: &str = "internalError";
 }
 
+/// How much of Lean's header error an `importBuildFailed` keeps.
+pub const LEAN_MESSAGE_CHARS: usize = 8192;
+
 /// A tool failure.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HostError {
@@ -232,7 +235,8 @@ impl HostError {
 
     /// `importBuildFailed`: Lake could not build the imports of `path` (see
     /// [`code::IMPORT_BUILD_FAILED`]); `modules` are the modules that failed, `lake_errors` the
-    /// failing lines of Lake's log, `lean_message` the header error as Lean published it.
+    /// failing lines of Lake's log, `lean_message` the header error as Lean published it (its
+    /// first [`LEAN_MESSAGE_CHARS`] characters: a build log can be long).
     pub fn import_build_failed(
         path: &str,
         version: i64,
@@ -268,7 +272,7 @@ impl HostError {
             "version": version,
             "failedModules": modules,
             "lakeErrors": lake_errors,
-            "leanMessage": lean_message,
+            "leanMessage": lean_message.chars().take(LEAN_MESSAGE_CHARS).collect::<String>(),
             "recoveryPlan": [
                 format!("fix {which}: see data.lakeErrors (`lake build {}` shows the same)",
                     modules.first().map(|m| format!("+{m}")).unwrap_or_default()),
@@ -505,7 +509,7 @@ impl HostError {
             format!("Lean answered {method} with {name} ({lean_code}): {message}")
         };
         if let Some(meaning) = crash_meaning(lean_code) {
-            message = format!("{message}. {meaning}");
+            message = format!("{}. {meaning}", message.trim_end_matches('.'));
         }
         let mut detail = json!({ "leanCode": lean_code, "leanError": name, "method": method });
         if let Some(data) = data {
@@ -564,5 +568,20 @@ mod tests {
         assert!(closed.data.as_ref().unwrap().get("stderrTail").is_none());
         assert_eq!(closed.code, code::CONTENT_MODIFIED);
         assert!(closed.message.contains("contentModified (-32801)"));
+        let exited = HostError::from_lean(
+            "textDocument/hover",
+            -32901,
+            "Server process for file:///p/A.lean crashed, see stderr for exception.",
+            None,
+            Vec::new(),
+        );
+        assert_eq!(exited.code, code::WORKER_EXITED);
+        assert!(
+            exited
+                .message
+                .contains("exception. The file's Lean worker exited with an uncaught exception"),
+            "{}",
+            exited.message
+        );
     }
 }
