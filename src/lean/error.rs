@@ -8,10 +8,17 @@
 //!
 //! Errors are made only here: each constructor below is one row of the table, and fixes its
 //! code and the shape of its data. `contentModified`, `runtimeSetup`, `leanTimeout`,
-//! `syncBarrierIncomplete` and the save codes always carry `data.reason`; every failure of Lean
-//! itself (`workerExited`, `workerCrashed`, `leanTimeout`, `runtimeSetup` once Lean ran, Lean's
-//! internal errors) carries Lean's stderr tail as `data.stderrTail`; every save failure carries
-//! the save's `sync` result, and a failed or timed-out build its log's tail as `data.logTail`.
+//! `syncBarrierIncomplete`, `importBuildFailed` and the save codes always carry `data.reason`;
+//! every failure of Lean itself (`serverExited`, `workerExited`, `workerCrashed`, `leanTimeout`,
+//! `runtimeSetup` once Lean ran, Lean's internal errors) carries Lean's stderr tail as
+//! `data.stderrTail`; every save failure carries the save's `sync` result, and a failed or
+//! timed-out build its log's tail as `data.logTail`.
+//!
+//! Lean's two crash codes keep Lean's names and meanings (`Lean.Server.Watchdog`; reference
+//! `lean-language-server.md` §1.9 and Part 3 "Crash codes"): -32901 `workerExited` is a file's
+//! worker that exited with an uncaught exception (exit code 1), -32902 `workerCrashed` a worker
+//! that died any other way. Both are about one file's worker, which Lean restarts on the next
+//! change; the whole `lake serve` (the watchdog) exiting is `serverExited`, ours.
 
 use serde_json::{Value, json};
 
@@ -29,14 +36,31 @@ pub mod code {
     pub const CONTENT_MODIFIED: &str = "contentModified";
     /// `lake serve` could not be started, or did not complete its handshake.
     pub const RUNTIME_SETUP: &str = "runtimeSetup";
-    /// The Lean server exited while the call waited for it.
+    /// The whole Lean server (`lake serve`, Lean's watchdog) exited, or was shut down, while
+    /// the call waited for it: every document it had open is gone. The next call starts it
+    /// again. Data: `{reason, stderrTail}`.
+    pub const SERVER_EXITED: &str = "serverExited";
+    /// The file's Lean worker exited with an uncaught exception (Lean's -32901 `WorkerExited`:
+    /// the worker's exit code was 1), and reviving it once did not help.
     pub const WORKER_EXITED: &str = "workerExited";
-    /// The file's Lean worker crashed (Lean's -32902), and reviving it once did not help.
+    /// The file's Lean worker crashed other than by an exception (Lean's -32902
+    /// `WorkerCrashed`: a stack overflow, a signal, an out-of-memory kill), and reviving it
+    /// once did not help.
     pub const WORKER_CRASHED: &str = "workerCrashed";
     /// Lean did not answer within the host's timeout.
     pub const LEAN_TIMEOUT: &str = "leanTimeout";
     /// Diagnostics are not final: the document's imports are out of date.
     pub const SYNC_BARRIER_INCOMPLETE: &str = "syncBarrierIncomplete";
+    /// Lake could not build the document's imports (new Lake's `Failed to build module
+    /// dependencies.`), so Lean checked nothing of it. Data: `{reason: "importBuildFailed",
+    /// path, version, failedModules, lakeErrors, leanMessage, recoveryPlan}`.
+    ///
+    /// A code of its own, not `syncBarrierIncomplete`: that one says the diagnostics are not
+    /// final *yet* and that its recovery plan (refresh, rebuild) completes them, so a client
+    /// that follows it retries. Here Lean's verdict is final: Lake tried to build the imports
+    /// and failed, and every rebuild fails the same way until the named import is fixed, so a
+    /// retry without a fix would loop. What to do is different: fix the import, then reopen.
+    pub const IMPORT_BUILD_FAILED: &str = "importBuildFailed";
     /// Lean cancelled the request.
     pub const REQUEST_CANCELLED: &str = "requestCancelled";
     /// A feedback bundle could not be written inside the workspace (nothing of it is left).
@@ -54,6 +78,9 @@ pub mod code {
     /// Something failed inside the host.
     pub const INTERNAL_ERROR: &str = "internalError";
 }
+
+/// How much of Lean's header error an `importBuildFailed` keeps.
+pub const LEAN_MESSAGE_CHARS: usize = 8192;
 
 /// A tool failure.
 #[derive(Debug, Clone, PartialEq)]
@@ -156,10 +183,10 @@ impl HostError {
         self.with_data(json!({ "path": pointer }))
     }
 
-    /// The Lean server is gone: `workerExited`, with what it last wrote to stderr.
+    /// The Lean server is gone: `serverExited`, with what it last wrote to stderr.
     pub fn server_exited(reason: &str, stderr_tail: Vec<String>) -> Self {
         HostError::new(
-            code::WORKER_EXITED,
+            code::SERVER_EXITED,
             format!(
                 "the Lean server (lake serve) exited: {reason}; the next call restarts it. \
                  Its last stderr lines are in data.stderrTail"
@@ -241,6 +268,84 @@ impl HostError {
                 format!("lean_refresh {path}"),
                 format!("lake build, then lean_refresh {path}"),
             ],
+        }))
+    }
+
+    /// `importBuildFailed`: Lake could not build the imports of `path` (see
+    /// [`code::IMPORT_BUILD_FAILED`]); `modules` are the modules that failed, `lake_errors` the
+    /// failing lines of Lake's log, `lean_message` the header error as Lean published it (its
+    /// first [`LEAN_MESSAGE_CHARS`] characters: a build log can be long).
+    pub fn import_build_failed(
+        path: &str,
+        version: i64,
+        modules: &[String],
+        lake_errors: &[String],
+        lean_message: &str,
+    ) -> Self {
+        let which = match modules {
+            [] => "an import".to_owned(),
+            [one] => one.clone(),
+            many => many.join(", "),
+        };
+        let first = lake_errors
+            .iter()
+            .find(|line| line.starts_with("error:"))
+            .or_else(|| lake_errors.first())
+            .map(|line| format!(" ({line})"))
+            .unwrap_or_default();
+        HostError::new(
+            code::IMPORT_BUILD_FAILED,
+            format!(
+                "{path}: Lake could not build its imports: {which} failed to build{first}, so \
+                 Lean checked nothing of {path} (version {version}). Rebuilding fails the same \
+                 way until the import is fixed: fix {which} (Lake's errors are in \
+                 data.lakeErrors), then call lean_refresh on {path}, which reopens it and builds \
+                 its imports again (Lean sets up a file's imports only when it opens it, so \
+                 lean_sync alone reports this again)"
+            ),
+        )
+        .with_data(json!({
+            "reason": "importBuildFailed",
+            "path": path,
+            "version": version,
+            "failedModules": modules,
+            "lakeErrors": lake_errors,
+            "leanMessage": lean_message.chars().take(LEAN_MESSAGE_CHARS).collect::<String>(),
+            "recoveryPlan": [
+                format!("fix {which}: see data.lakeErrors (`lake build {}` shows the same)",
+                    modules.first().map(|m| format!("+{m}")).unwrap_or_default()),
+                format!("lean_refresh {path}"),
+            ],
+        }))
+    }
+
+    /// `invalidParams` (`leanLacksFeature`): this Lean's `initialize` result does not offer
+    /// `capability`, which `method` needs, so it was not asked; `instead` is what else to try.
+    pub fn lean_lacks_feature(
+        method: &str,
+        capability: &str,
+        server_info: &Value,
+        instead: Option<&str>,
+    ) -> Self {
+        let lean = match (
+            server_info.get("name").and_then(Value::as_str),
+            server_info.get("version").and_then(Value::as_str),
+        ) {
+            (Some(name), Some(version)) => format!("{name} {version}"),
+            (Some(name), None) => name.to_owned(),
+            _ => "this Lean".to_owned(),
+        };
+        let instead = instead.map(|i| format!("; {i}")).unwrap_or_default();
+        HostError::invalid_params(format!(
+            "this workspace's Lean ({lean}) does not offer {method}: its initialize result has no \
+             {capability}, so it was not asked. A newer Lean toolchain (the workspace's \
+             lean-toolchain file) may offer it{instead}"
+        ))
+        .with_data(json!({
+            "reason": "leanLacksFeature",
+            "method": method,
+            "capability": capability,
+            "serverInfo": server_info,
         }))
     }
 
@@ -484,11 +589,14 @@ impl HostError {
             -32902 => (code::WORKER_CRASHED, "workerCrashed"),
             _ => (code::INTERNAL_ERROR, "unknownErrorCode"),
         };
-        let message = if message.is_empty() {
+        let mut message = if message.is_empty() {
             format!("Lean answered {method} with {name} ({lean_code})")
         } else {
             format!("Lean answered {method} with {name} ({lean_code}): {message}")
         };
+        if let Some(meaning) = crash_meaning(lean_code) {
+            message = format!("{}. {meaning}", message.trim_end_matches('.'));
+        }
         let mut detail = json!({ "leanCode": lean_code, "leanError": name, "method": method });
         if let Some(data) = data {
             detail["leanData"] = data;
@@ -501,6 +609,23 @@ impl HostError {
         }
         HostError::new(code, message).with_data(detail)
     }
+}
+
+/// What Lean's crash codes mean, and what to do (`Lean.Server.Watchdog`: the exit code of the
+/// file's worker decides the code; the watchdog itself goes on serving the other files).
+fn crash_meaning(lean_code: i64) -> Option<String> {
+    let how = match lean_code {
+        -32901 => "exited with an uncaught exception (exit code 1)",
+        -32902 => {
+            "crashed (not by an exception: a stack overflow, a signal or an out-of-memory kill)"
+        }
+        _ => return None,
+    };
+    Some(format!(
+        "The file's Lean worker {how}. Lean restarts a worker on the file's next change, and \
+         lean-beam-mcp revives it that way once per call, so it failed again: change the text \
+         that makes it fail (its last stderr lines are in data.stderrTail), then call again"
+    ))
 }
 
 impl From<HostError> for ToolError {
@@ -529,5 +654,20 @@ mod tests {
         assert!(closed.data.as_ref().unwrap().get("stderrTail").is_none());
         assert_eq!(closed.code, code::CONTENT_MODIFIED);
         assert!(closed.message.contains("contentModified (-32801)"));
+        let exited = HostError::from_lean(
+            "textDocument/hover",
+            -32901,
+            "Server process for file:///p/A.lean crashed, see stderr for exception.",
+            None,
+            Vec::new(),
+        );
+        assert_eq!(exited.code, code::WORKER_EXITED);
+        assert!(
+            exited
+                .message
+                .contains("exception. The file's Lean worker exited with an uncaught exception"),
+            "{}",
+            exited.message
+        );
     }
 }

@@ -21,6 +21,7 @@
 //! | goals in the goal shape | `session/goals.rs` |
 //! | an on-disk twin's file: only inside `.lake`, created new, never written or removed through a link | `session/twin_file.rs` |
 //! | starting `lake serve`, the handshake, bounded typed requests with the stderr tail, retirement, shutdown | `server/mod.rs` |
+//! | what this Lean offers (its `initialize` capabilities), and which request needs which | `server/capabilities.rs` |
 //! | the child's process group, its stderr tail, spawning owned children | `server/process.rs` |
 //! | what a dead server leaves behind | `server/orphans.rs` |
 //! | LSP correlation, cancel-on-drop, answering the server's requests | `server/lsp/client.rs` |

@@ -36,6 +36,8 @@ struct Counts {
     success: u64,
     error: u64,
     cancelled: u64,
+    /// Calls Lean failed by exiting: a file's worker (`workerExited`, `workerCrashed`) or the
+    /// whole server (`serverExited`); `workerExitedCount`, the original server's name for it.
     worker_exited: u64,
     invalid_params: u64,
 }
@@ -49,7 +51,9 @@ impl Counts {
             Outcome::Error(error) => {
                 self.error += 1;
                 match error {
-                    code::WORKER_EXITED | code::WORKER_CRASHED => self.worker_exited += 1,
+                    code::SERVER_EXITED | code::WORKER_EXITED | code::WORKER_CRASHED => {
+                        self.worker_exited += 1
+                    }
                     code::INVALID_PARAMS => self.invalid_params += 1,
                     _ => {}
                 }

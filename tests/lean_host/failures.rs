@@ -163,7 +163,7 @@ fn a_watchdog_exit_fails_the_call_and_the_next_call_restarts_lean() {
             "Fixture/Basic.lean",
             json!({"version": version, "line": 7, "character": 5}),
         ),
-        "workerExited",
+        "serverExited",
     );
     let tail: Vec<&str> = error["data"]["stderrTail"]
         .as_array()
@@ -218,7 +218,7 @@ fn workers_a_dead_watchdog_leaves_behind_are_ended_by_the_host() {
             "Fixture/Basic.lean",
             json!({"version": version, "line": 7, "character": 5}),
         ),
-        "workerExited",
+        "serverExited",
     );
     // Workers lead their own process groups and ignore EOF: only the host can end them.
     project.wait_no_processes();

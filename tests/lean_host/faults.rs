@@ -55,7 +55,7 @@ fn once_marker() -> (tempfile::TempDir, String) {
     (dir, marker)
 }
 
-/// A hover answered with the fake's garbage of kind `garbage` fails with `workerExited`, whose
+/// A hover answered with the fake's garbage of kind `garbage` fails with `serverExited`, whose
 /// reason contains `reason`, and the stderr tail; that Lean is ended at once (a stream out of
 /// step cannot be trusted, even when the fake would go on serving) and the next call starts a
 /// fresh one. The error, for more checks.
@@ -66,7 +66,7 @@ fn a_broken_stream_ends_that_lean(scenario: &str, garbage: &str, reason: &str) -
     let project = Project::fixture();
     let garbage = format!("{garbage}:textDocument/hover");
     let mut lean = Lean::start(&[&project], &[], &[("FAKE_LEAN_GARBAGE", &garbage)]);
-    let error = hover_fails(&mut lean, &project, "workerExited");
+    let error = hover_fails(&mut lean, &project, "serverExited");
     assert!(
         error["data"]["reason"].as_str().unwrap().contains(reason),
         "{error}"
@@ -275,7 +275,7 @@ fn a_lake_that_floods_stderr_is_served_and_its_tail_stays_bounded() {
             ("FAKE_LEAN_WATCHDOG_EXIT", "textDocument/hover:flooded"),
         ],
     );
-    let error = hover_fails(&mut lean, &project, "workerExited");
+    let error = hover_fails(&mut lean, &project, "serverExited");
     let lines = tail(&error);
     assert_eq!(lines.len(), 40, "the last 40 lines: {lines:?}");
     assert_eq!(lines.last().unwrap(), "Watchdog error: flooded");
@@ -300,7 +300,7 @@ fn one_endless_stderr_line_is_cut_and_never_held_whole() {
             ("FAKE_LEAN_WATCHDOG_EXIT", "textDocument/hover:flooded"),
         ],
     );
-    let error = hover_fails(&mut lean, &project, "workerExited");
+    let error = hover_fails(&mut lean, &project, "serverExited");
     let lines = tail(&error);
     assert_eq!(
         lines.len(),

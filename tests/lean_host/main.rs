@@ -6,13 +6,16 @@
 mod support;
 
 mod budget;
+mod capabilities;
 mod catalog;
+mod crash_codes;
 mod documents;
 mod failures;
 mod faults;
 mod feedback;
 mod harness;
 mod hostile;
+mod imports;
 mod lifecycle;
 mod logging;
 mod model;

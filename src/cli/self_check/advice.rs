@@ -43,7 +43,10 @@ pub fn for_error(error: &Value) -> Advice {
         ("runtimeSetup", "lakeNotFound" | "lakeNotExecutable") => Advice::NoLake,
         ("runtimeSetup", "handshakeTimeout") | ("leanTimeout", _) => Advice::Timeout,
         ("runtimeSetup", _) if stderr_says("configuration has errors") => Advice::LakeSetup,
-        ("runtimeSetup" | "workerExited" | "workerCrashed", _) => Advice::LeanExited,
+        ("importBuildFailed", _) => Advice::LakeSetup,
+        ("runtimeSetup" | "serverExited" | "workerExited" | "workerCrashed", _) => {
+            Advice::LeanExited
+        }
         ("syncBarrierIncomplete", _) => Advice::StaleImports,
         _ => Advice::Unexpected,
     }
@@ -135,6 +138,16 @@ mod tests {
         assert_eq!(
             for_error(&json!({"code": "workerCrashed", "message": "m"})),
             Advice::LeanExited
+        );
+        assert_eq!(
+            for_error(&json!({"code": "serverExited", "message": "m"})),
+            Advice::LeanExited
+        );
+        assert_eq!(
+            for_error(
+                &json!({"code": "importBuildFailed", "message": "m", "data": {"reason": "importBuildFailed"}})
+            ),
+            Advice::LakeSetup
         );
         assert_eq!(
             for_error(&json!({"code": "invalidParams", "message": "m"})),

@@ -8,18 +8,21 @@
 //!    timeout, unless `abort` fires first (a drop of the workspace). A failure is `runtimeSetup`
 //!    with `data.reason` (`lakeNotFound`, `lakeNotExecutable`, `spawnFailed`, `handshakeExited`,
 //!    `handshakeRefused`, `handshakeTimeout` or `workspaceDropped`) and, once Lean ran, its
-//!    stderr tail; it leaves no process behind.
+//!    stderr tail; it leaves no process behind. The `initialize` result's capabilities are kept
+//!    for the server's life (`capabilities`).
 //! 2. [`LeanServer::request`] waits for Lean within the Lean timeout and is cancellable:
-//!    dropping it (a cancelled call) sends `$/cancelRequest`. Lean's errors keep their meaning
-//!    (`HostError::from_lean`); a connection that closes is `workerExited`; each carries
-//!    Lean's stderr tail. The process group is killed as soon as the connection closes, for
-//!    whatever reason.
+//!    dropping it (a cancelled call) sends `$/cancelRequest`. A request this Lean's capabilities
+//!    do not offer is not sent: `invalidParams` (`leanLacksFeature`, [`LeanServer::require`]).
+//!    Lean's errors keep their meaning (`HostError::from_lean`); a connection that closes is
+//!    `serverExited`; each carries Lean's stderr tail. The process group is killed as soon as
+//!    the connection closes, for whatever reason.
 //! 3. [`LeanServer::retire`] gives the server an end that is not a failure of Lean's (the
 //!    workspace's Lake configuration changed): requests in flight, and any sent later, fail with
-//!    that error instead of `workerExited`.
+//!    that error instead of `serverExited`.
 //! 4. [`LeanServer::shutdown`] asks Lean to shut down and exit within the grace, then kills the
 //!    process group; [`LeanServer::kill`] kills it at once. Nothing of a server outlives it.
 
+pub mod capabilities;
 pub mod lsp;
 pub mod orphans;
 pub mod process;
@@ -36,6 +39,7 @@ use crate::lean::error::HostError;
 use crate::lean::options::HostOptions;
 use crate::lean::text::file_uri;
 use crate::trace::Stream;
+use capabilities::Capabilities;
 use lsp::{Inbox, LspClient, LspError};
 use process::{GroupKiller, LeanProcess, StderrTail};
 
@@ -53,6 +57,7 @@ pub struct LeanServer {
     process: LeanProcess,
     tail: Arc<StderrTail>,
     retired: OnceLock<HostError>,
+    capabilities: Capabilities,
 }
 
 impl LeanServer {
@@ -84,7 +89,7 @@ impl LeanServer {
             closed.await;
             killer.kill();
         });
-        let server = LeanServer {
+        let mut server = LeanServer {
             tail: process.stderr_tail(),
             process,
             root: root.to_path_buf(),
@@ -93,6 +98,7 @@ impl LeanServer {
             grace: options.shutdown_grace,
             client,
             retired: OnceLock::new(),
+            capabilities: Capabilities::default(),
         };
         let handshake = async {
             let pending = server
@@ -110,7 +116,10 @@ impl LeanServer {
             outcome = tokio::time::timeout(server.timeout, handshake) => outcome,
         };
         let failure = match outcome {
-            Ok(Ok(_capabilities)) => None,
+            Ok(Ok(result)) => {
+                server.capabilities = Capabilities::from_initialize(&result);
+                None
+            }
             Ok(Err(LspError::Closed(reason))) => Some((
                 "handshakeExited",
                 format!(
@@ -218,6 +227,20 @@ impl LeanServer {
         self.retired.get()
     }
 
+    /// Refuses `method` when this Lean's capabilities do not offer it (see the contract), so a
+    /// tool can refuse before it opens a document for it.
+    pub fn require(&self, method: &str) -> Result<(), HostError> {
+        match self.capabilities.lacks(method) {
+            None => Ok(()),
+            Some(need) => Err(HostError::lean_lacks_feature(
+                method,
+                need.capability,
+                self.capabilities.server_info(),
+                need.instead,
+            )),
+        }
+    }
+
     /// Sends a request and waits for its answer, within the Lean timeout, unless `cancel` fires
     /// first (then the request is cancelled on the server too).
     pub async fn request(
@@ -229,6 +252,7 @@ impl LeanServer {
         if let Some(retired) = self.retired.get() {
             return Err(retired.clone());
         }
+        self.require(method)?;
         let answer = async { self.client.request(method, params).await.await };
         let answer = tokio::select! {
             answer = answer => answer,

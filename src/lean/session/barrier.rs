@@ -12,7 +12,10 @@
 //!    any newer text (a real document another call changed); [`Follow::SameText`] only a
 //!    revival of the same text (a twin under its lease, which nobody else changes): any other
 //!    change is `internalError`, never another text's diagnostics.
-//! 3. A version whose imports are out of date is not final: `syncBarrierIncomplete`, with the
+//! 3. A version whose imports Lake could not build (new Lake's `Failed to build module
+//!    dependencies.` header error, `diagnostics`) is final but checked nothing:
+//!    `importBuildFailed`, naming the modules and Lake's errors, for every call that waits here.
+//!    A version whose imports are out of date is not final: `syncBarrierIncomplete`, with the
 //!    stale notices and a recovery plan. A version whose worker crashed is not final either:
 //!    the typed crash (`HostError::worker_crashed`), never an ordinary-looking result.
 
@@ -61,6 +64,9 @@ pub async fn barrier(
                 // Answered, then the worker died: its diagnostics are not the version's whole set.
                 return Err(set.crash_error(caller.path, &current, false));
             }
+            if let Some(failed) = import_build_failed(caller.path, &current) {
+                return Err(failed);
+            }
             if !current.stale.is_empty() {
                 return Err(stale_imports(caller.path, &current));
             }
@@ -75,6 +81,19 @@ pub async fn barrier(
         }
         document = current;
     }
+}
+
+fn import_build_failed(path: &str, document: &Document) -> Option<HostError> {
+    document.diagnostics.iter().find_map(|d| {
+        let failure = d.import_build_failure()?;
+        Some(HostError::import_build_failed(
+            path,
+            document.version,
+            &failure.modules,
+            &failure.errors,
+            &d.message,
+        ))
+    })
 }
 
 fn stale_imports(path: &str, document: &Document) -> HostError {

@@ -11,8 +11,16 @@
 //!      line of `lake setup-file` that way (lean-language-server.md §1.3, transcripts "Gap 6").
 //!    - A stale-import notice is a diagnostic saying imports "are out of date and should be
 //!      rebuilt" (after a dependency was saved) or "must be rebuilt" (a build was needed but
-//!      not allowed), or Lake's "target is out-of-date and needs to be rebuilt" /
-//!      "Failed to build module dependencies".
+//!      not allowed), or Lake's "target is out-of-date and needs to be rebuilt".
+//!    - New Lake's "Failed to build module dependencies." is no stale-import notice: Lake tried
+//!      to build the imports and failed, and rebuilding fails the same way until the import is
+//!      fixed (reference `lean-language-server.md` Part 3). It is the file's header error, an
+//!      ordinary error (it explains the fatal progress that comes with it);
+//!      [`Diagnostic::import_build_failure`] reads which modules failed and Lake's errors from
+//!      the build log it carries (the `lake build` log format, Part 3 "`lake build +M`"): `✖ [i/n]
+//!      Building M` job lines and `- M` lines after `Some required targets logged failures:`
+//!      name the modules, `error:` lines are Lake's errors. Lake writes the log after that line
+//!      (its `LakeBuildError.summary`) or, when it reports on stderr, before it.
 //! 2. Counts cover every elaboration diagnostic by severity; readiness is `save_ready` unless an
 //!    error is present (`reason: "documentErrors"`), with each error as blocking evidence.
 //! 3. Severities are named `error`, `warning`, `information`, `hint`, `unknown`; live logs map
@@ -47,12 +55,27 @@ pub struct Diagnostic {
 }
 
 /// The stale-import texts Lean and Lake use.
-const STALE_IMPORT_TEXTS: [&str; 4] = [
+const STALE_IMPORT_TEXTS: [&str; 3] = [
     "Imports are out of date and should be rebuilt",
     "Imports are out of date and must be rebuilt",
     "target is out-of-date and needs to be rebuilt",
-    "Failed to build module dependencies",
 ];
+
+/// New Lake's `setup-file` line when building a file's imports failed (`Lake.setupFile`).
+pub const IMPORT_BUILD_FAILED: &str = "Failed to build module dependencies.";
+
+/// At most this many of Lake's error lines are kept, each at most this long.
+const LAKE_ERRORS: usize = 20;
+const LAKE_ERROR_CHARS: usize = 1000;
+
+/// What Lake said when it could not build a file's imports.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ImportBuildFailure {
+    /// The modules whose build failed, in the log's order, without repeats.
+    pub modules: Vec<String>,
+    /// Lake's `error:` lines, in order.
+    pub errors: Vec<String>,
+}
 
 impl Diagnostic {
     /// Reads one entry of a publish.
@@ -87,6 +110,58 @@ impl Diagnostic {
             return Kind::SetupLine;
         }
         Kind::Lean
+    }
+
+    /// Lake's report that it could not build the file's imports, when this is one: an error
+    /// at the header with a line saying so (see the contract).
+    pub fn import_build_failure(&self) -> Option<ImportBuildFailure> {
+        let at_header = self
+            .raw
+            .get("range")
+            .is_some_and(|range| position(range, "start") == Some((0, 0)));
+        let says = self
+            .message
+            .lines()
+            .any(|l| l.trim() == IMPORT_BUILD_FAILED);
+        if !(self.is_error() && at_header && says) {
+            return None;
+        }
+        let mut failure = ImportBuildFailure::default();
+        // A job's or a target's caption: the module, without a facet (`M:olean`).
+        let add = |modules: &mut Vec<String>, caption: &str| {
+            let module = caption.split(':').next().unwrap_or_default().trim();
+            if !module.is_empty() && !modules.iter().any(|m| m == module) {
+                modules.push(module.to_owned());
+            }
+        };
+        let mut listing = false;
+        for line in self.message.lines().map(str::trim) {
+            if let Some(job) = line.strip_prefix('✖') {
+                // `✖ [2/5] Building M` (newer Lake adds ` (1.2s)`).
+                let job = job.trim_start();
+                let after = job.split_once(']').map_or(job, |(_, rest)| rest).trim();
+                let mut words = after.split_whitespace();
+                if let (Some(_verb), Some(module)) = (words.next(), words.next()) {
+                    add(&mut failure.modules, module);
+                }
+            } else if line == "Some required targets logged failures:" {
+                listing = true;
+                continue;
+            } else if let Some(caption) = line.strip_prefix("- ").filter(|_| listing) {
+                add(
+                    &mut failure.modules,
+                    caption.split_whitespace().next().unwrap_or_default(),
+                );
+                continue;
+            }
+            listing = false;
+            if line.starts_with("error:") && failure.errors.len() < LAKE_ERRORS {
+                failure
+                    .errors
+                    .push(line.chars().take(LAKE_ERROR_CHARS).collect());
+            }
+        }
+        Some(failure)
     }
 
     /// The severity's name.
@@ -245,6 +320,38 @@ mod tests {
         let silent = diagnostic(json!({"range": header(1), "severity": 3, "isSilent": true,
             "message": "Goals accomplished!"}));
         assert_eq!(silent.classify(), Kind::Silent);
+    }
+
+    #[test]
+    fn a_failed_import_build_is_no_stale_notice_and_names_modules_and_errors() {
+        // New Lake: `LakeBuildError.summary`, the line first, then the log.
+        let summary = diagnostic(json!({"range": header(40), "severity": 1,
+            "message": "Failed to build module dependencies.\n✖ [2/3] Building Fixture.Broken (0.1s)\nerror: ./Fixture/Broken.lean:3:20: unknown identifier 'oops'\nSome required targets logged failures:\n- Fixture.Broken\n- Fixture.Other:olean\nerror: build failed"}));
+        assert_eq!(summary.classify(), Kind::Lean);
+        let failure = summary.import_build_failure().expect("a build failure");
+        assert_eq!(failure.modules, ["Fixture.Broken", "Fixture.Other"]);
+        assert_eq!(
+            failure.errors,
+            [
+                "error: ./Fixture/Broken.lean:3:20: unknown identifier 'oops'",
+                "error: build failed"
+            ]
+        );
+        // Lake on stderr: the log first, then the line.
+        let stderr = diagnostic(json!({"range": header(1), "severity": 1,
+            "message": "✖ [1/1] Building A.B\nerror: A/B.lean:1:0: boom\nFailed to build module dependencies."}));
+        let failure = stderr.import_build_failure().expect("a build failure");
+        assert_eq!(failure.modules, ["A.B"]);
+        assert_eq!(failure.errors, ["error: A/B.lean:1:0: boom"]);
+        // Only a header error says so; a message quoting it elsewhere does not.
+        let elsewhere = diagnostic(
+            json!({"severity": 1, "message": "Failed to build module dependencies.",
+            "range": {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 3}}}),
+        );
+        assert_eq!(elsewhere.import_build_failure(), None);
+        let info = diagnostic(json!({"range": header(1), "severity": 3,
+            "message": "Failed to build module dependencies."}));
+        assert_eq!(info.import_build_failure(), None);
     }
 
     #[test]

@@ -7,7 +7,9 @@
 //! 2. `lean_code_action_resolve` resolves only an action that carries `data` whose
 //!    `params.textDocument.uri` is the requested file; anything else is `invalidParams` before
 //!    Lean hears anything (the watchdog routes a resolve by that URI and panics on an action
-//!    without `data`, lean-stock-speculation.md §D). Then the caller's version must be current
+//!    without `data`, lean-stock-speculation.md §D), or when this Lean does not offer
+//!    `codeActionProvider.resolveProvider` (`leanLacksFeature`, `server/capabilities.rs`), before
+//!    the document is opened. Then the caller's version must be current
 //!    (`contentModified`), then `codeAction/resolve` is sent with the action exactly as given,
 //!    and the answer is `{version, code_action}` with the resolved action through
 //!    `for_client`.
@@ -63,6 +65,7 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     let uri = file_uri(&call.file()?);
     resolvable(&action, &uri, call.path_argument())?;
     let runtime = call.runtime(&state.registry).await?;
+    runtime.server().require("codeAction/resolve")?;
     let (_pin, synced) = call.document(&runtime).await?;
     let document = synced.document;
     call.check_version(&document, version)?;

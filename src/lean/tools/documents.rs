@@ -10,7 +10,8 @@
 //!    document_progress}`. Counts and readiness are always complete; `diagnostic_scope` (errors
 //!    or all) filters live logs and items, `diagnostics_in_result` adds the items.
 //! 3. A document whose imports are out of date is not final: `syncBarrierIncomplete`, with the
-//!    stale notices and a recovery plan (`session/barrier.rs`).
+//!    stale notices and a recovery plan; one whose imports Lake could not build is
+//!    `importBuildFailed`, naming the import and Lake's errors (`session/barrier.rs`).
 //! 4. `lean_refresh` closes the document, reopens it from disk (its imports rebuilt if needed)
 //!    and syncs; `lean_close` closes it and is idempotent. Both wait for the calls using the
 //!    document to finish first (`session/set.rs`). `lean_close` never starts Lean: without a

@@ -12,6 +12,9 @@
 //!    references answer `{result: [Location]}` (`include_declaration` defaults to true). Each
 //!    location also names its `path` (relative to the workspace root when inside it).
 //! 4. Symbols answer `{result: [...]}` as Lean gives them; workspace symbols need no document.
+//! 5. A tool whose request this Lean does not offer (its `initialize` capabilities,
+//!    `server/capabilities.rs`) is refused before its document is opened: `invalidParams` with
+//!    `reason: "leanLacksFeature"`.
 
 use serde_json::{Value, json};
 
@@ -108,11 +111,13 @@ pub async fn call(
 ) -> Result<Value, HostError> {
     let runtime = call.runtime(&state.registry).await?;
     let set = runtime.documents();
+    let method = method(tool)?;
+    runtime.server().require(method)?;
     if tool == WORKSPACE_SYMBOLS {
         let answer = runtime
             .server()
             .request(
-                "workspace/symbol",
+                method,
                 json!({"query": call.args.text("query")?}),
                 &call.cancel,
             )
@@ -140,31 +145,17 @@ pub async fn call(
     let (_pin, synced) = call.document(&runtime).await?;
     let document = synced.document;
     call.check_version(&document, call.args.version()?)?;
-    let (method, params) = match tool {
-        DOCUMENT_SYMBOLS => (
-            "textDocument/documentSymbol",
-            json!({"textDocument": {"uri": &*document.uri}}),
-        ),
+    let params = match tool {
+        DOCUMENT_SYMBOLS => json!({"textDocument": {"uri": &*document.uri}}),
         _ => {
             let at = call.args.position("line", "character")?;
             let position = call.inside(&document, at)?.to_json();
             let mut params = json!({"textDocument": {"uri": &*document.uri}, "position": position});
-            let method = match tool {
-                HOVER => "textDocument/hover",
-                SIGNATURE_HELP => "textDocument/signatureHelp",
-                DEFINITION => "textDocument/definition",
-                REFERENCES => {
-                    let include = call.args.flag("include_declaration", true)?;
-                    params["context"] = json!({"includeDeclaration": include});
-                    "textDocument/references"
-                }
-                other => {
-                    return Err(HostError::internal(format!(
-                        "{other} is not a navigation tool"
-                    )));
-                }
-            };
-            (method, params)
+            if tool == REFERENCES {
+                let include = call.args.flag("include_declaration", true)?;
+                params["context"] = json!({"includeDeclaration": include});
+            }
+            params
         }
     };
     let answer = ask_once(set, &document, &call.caller(), method, params).await?;
@@ -175,6 +166,23 @@ pub async fn call(
         },
         DEFINITION | REFERENCES => json!({"result": locations(answer, call, set)}),
         _ => json!({"result": list(answer)}),
+    })
+}
+
+/// The LSP request a tool of this family makes.
+fn method(tool: &str) -> Result<&'static str, HostError> {
+    Ok(match tool {
+        HOVER => "textDocument/hover",
+        SIGNATURE_HELP => "textDocument/signatureHelp",
+        DEFINITION => "textDocument/definition",
+        REFERENCES => "textDocument/references",
+        DOCUMENT_SYMBOLS => "textDocument/documentSymbol",
+        WORKSPACE_SYMBOLS => "workspace/symbol",
+        other => {
+            return Err(HostError::internal(format!(
+                "{other} is not a navigation tool"
+            )));
+        }
     })
 }
 

@@ -6,7 +6,8 @@
 //!    document with its start first (`invalidParams`, see `query`).
 //! 2. When a wanted kind comes from Lean's diagnostics (`diagnostic`, `code_action`,
 //!    `incomplete_proof`), the diagnostics barrier runs first, as for `lean_sync` (so stale
-//!    imports are `syncBarrierIncomplete`), and the caller's version must still be current after
+//!    imports are `syncBarrierIncomplete`, imports that do not build `importBuildFailed`), and
+//!    the caller's version must still be current after
 //!    it. Only `sorry` and `hole` wanted: no barrier.
 //! 3. Items (see `item`, `range`): `sorry` and `hole` from the code (`syntax`); `diagnostic` and
 //!    `incomplete_proof` from the version's diagnostics; each kept when it lies in the range.

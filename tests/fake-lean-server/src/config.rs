@@ -90,6 +90,10 @@ pub struct Config {
     pub setup_text: SetupText,
     pub setup_lines: Vec<String>,
     pub stale_mtime: bool,
+    /// How a failed build of a file's imports is reported, when imports are built at all.
+    pub setup_build: Option<crate::lake_build::SetupBuild>,
+    /// Which Lean's capabilities `initialize` advertises.
+    pub capabilities: crate::capabilities::Capabilities,
     pub garbage: Option<(Garbage, Option<String>)>,
     pub no_init: bool,
     pub watchdog_exit: Option<(String, String)>,
@@ -160,6 +164,10 @@ impl Config {
                 .map(|v| v.lines().map(str::to_owned).collect())
                 .unwrap_or_default(),
             stale_mtime: var("FAKE_LEAN_STALE").as_deref() == Some("mtime"),
+            setup_build: crate::lake_build::SetupBuild::from_env(),
+            capabilities: crate::capabilities::Capabilities::parse(
+                &var("FAKE_LEAN_CAPABILITIES").unwrap_or_default(),
+            ),
             garbage,
             no_init: flag("FAKE_LEAN_NO_INIT"),
             watchdog_exit,

@@ -58,6 +58,8 @@ pub struct Doc {
     pub sticky: Vec<Value>,
     pub pending: Vec<Pending>,
     pub header_error: Option<String>,
+    /// Lake's diagnostics of other files, published with the worker's next setup (new Lake).
+    pub lake_publishes: Vec<(String, Vec<Value>)>,
 }
 
 impl Doc {
@@ -121,6 +123,7 @@ impl Server {
             sticky: Vec::new(),
             pending: Vec::new(),
             header_error: None,
+            lake_publishes: Vec::new(),
         };
         self.docs.insert(uri.to_owned(), doc);
         self.start_worker(uri);
@@ -170,6 +173,15 @@ impl Server {
             .unwrap_or_default();
         let failed = |stderr: &str| self.cfg.setup_text.failure(&shown, "", stderr);
         let mut header_error = None;
+        let mut lake_publishes = Vec::new();
+        // New Lake builds the imports and fails the setup when one does not build (LLS Part 3).
+        let failing = || match (self.cfg.setup_build, path.is_some()) {
+            (Some(era), true) => {
+                crate::lake_build::failing_imports(&self.project.root, &a.outline.imports)
+                    .map(|failure| (era, failure))
+            }
+            _ => None,
+        };
         if missing && self.cfg.twin == TwinMode::Fail {
             header_error = Some(failed(&format!(
                 "error: no such file or directory (error code: 2)\n  file: {shown}\n"
@@ -191,8 +203,21 @@ impl Server {
                 .cloned()
                 .collect();
             if mode == "never" {
-                if a.flags.stale_imports || !stale.is_empty() {
+                // Under `--no-build` an import that does not build is out of date (exit 3).
+                if a.flags.stale_imports || !stale.is_empty() || failing().is_some() {
                     header_error = Some(STALE_MUST.to_owned());
+                }
+            } else if let Some((era, failure)) = failing() {
+                // Each stderr line of setup-file is a setup line (LLS:98); the header error is
+                // what that era of Lake reports.
+                setup_lines.extend(failure.log.iter().cloned());
+                header_error = Some(failure.header_error(era));
+                if era == crate::lake_build::SetupBuild::New {
+                    lake_publishes = failure
+                        .diagnostics
+                        .into_iter()
+                        .map(|(file, ds)| (Project::uri_of_path(&file), ds))
+                        .collect();
                 }
             } else {
                 let n = stale.len();
@@ -210,6 +235,7 @@ impl Server {
             doc.mode = "never".into();
         }
         doc.header_error = header_error;
+        doc.lake_publishes = lake_publishes;
         self.send_job(uri, setup_lines);
     }
 
@@ -225,6 +251,7 @@ impl Server {
             analysis: doc.analysis.clone(),
             setup_lines,
             header_error: doc.header_error.clone(),
+            lake_publishes: std::mem::take(&mut doc.lake_publishes),
             crash_once_armed: armed,
             order: self.cfg.order,
             gate_dir: self.cfg.gate_dir.clone(),

@@ -28,6 +28,8 @@ pub struct Job {
     pub setup_lines: Vec<String>,
     /// A fatal header error: elaboration stops after reporting it.
     pub header_error: Option<String>,
+    /// Lake's diagnostics of other files (`source: "Lake"`), published before the header error.
+    pub lake_publishes: Vec<(String, Vec<Value>)>,
     /// A `crash once` directive may still fire.
     pub crash_once_armed: bool,
     pub order: DiagOrder,
@@ -46,6 +48,12 @@ pub enum ElabEvent {
     /// A publish with exactly these diagnostics, outside the cumulative set (setup lines).
     SetupPublish {
         version: i64,
+        diagnostics: Vec<Value>,
+    },
+    /// A publish for another file: Lake's diagnostics of an import that did not build.
+    LakePublish {
+        version: i64,
+        uri: String,
         diagnostics: Vec<Value>,
     },
     /// New diagnostics of the version; the main loop publishes the cumulative set.
@@ -156,6 +164,13 @@ fn elaborate(job: &Job, rx: &Receiver<Job>, emit: &dyn Fn(ElabEvent)) -> Flow {
         });
     }
     if let Some(msg) = &job.header_error {
+        for (uri, diagnostics) in &job.lake_publishes {
+            emit(ElabEvent::LakePublish {
+                version: v,
+                uri: uri.clone(),
+                diagnostics: diagnostics.clone(),
+            });
+        }
         let end = a.text.as_str().len();
         let error = ElabEvent::Publish {
             version: v,

@@ -17,6 +17,10 @@
 //! `.lake/build/lib/lean/M.{olean,ilean,trace}` and `.lake/build/ir/M.c`. Output goes to stderr
 //! (Lake's `BuildConfig.out` default), or stdout with `FAKE_LAKE_BUILD_OUT=stdout`. Each run is
 //! recorded in the trace as `{"event": "lake-build", "args": [...]}`.
+//!
+//! Setup-file builds the imports the same way ([`failing_imports`]); under
+//! `FAKE_LAKE_SETUP_BUILD` an import that fails to build fails the setup as new Lake reports
+//! it (`Failed to build module dependencies.`, [`SetupBuild`]).
 
 use crate::analysis::Analysis;
 use crate::lakefile::{self, Glob, Lib};
@@ -173,10 +177,7 @@ fn compile(root: &Path, module: &str, a: &Analysis, dep_hash: u64) -> (Vec<Strin
     let rel = rel.strip_prefix(root).unwrap_or(&rel).display().to_string();
     let mut log = Vec::new();
     let mut failed = false;
-    for d in a.steps.iter().flat_map(|s| &s.messages) {
-        if d.get("isSilent") == Some(&Value::Bool(true)) {
-            continue;
-        }
+    for d in messages(a) {
         let sev = d["severity"].as_u64().unwrap_or(1);
         failed |= sev == 1;
         let level = ["error", "error", "warning", "info", "info"][sev.min(4) as usize];
@@ -236,6 +237,142 @@ fn stored_hash(root: &Path, module: &str) -> Option<(String, Vec<String>)> {
         .filter_map(|l| l.as_str().map(str::to_owned))
         .collect();
     Some((t["depHash"].as_str()?.to_owned(), log))
+}
+
+/// How `setup-file` reports imports it could not build (`FAKE_LAKE_SETUP_BUILD`, README
+/// "Environment"; LLS Part 3 "Failed to build module dependencies."). Lake's `setupFile`
+/// (`Lake/CLI/Serve.lean`) runs the build of the file's imports, and when it fails writes
+/// `Failed to build module dependencies.` and exits 1; the worker (`FileWorker/SetupFile.lean`)
+/// shows Lake's stdout, else its stderr, as the header error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SetupBuild {
+    /// The line on stderr after the build log (which also went to stderr, line by line): the
+    /// header error is the log, then the line.
+    Intermediate,
+    /// A `LakeBuildError` `{summary, buildDiagnostics, failedTargets}` on stdout: the header
+    /// error is its summary, the line then the log; each build diagnostic is also published,
+    /// with `source: "Lake"`, for the file it is about (`serialMessagesToCrossFileDiagnostics`).
+    New,
+}
+
+impl SetupBuild {
+    pub fn from_env() -> Option<SetupBuild> {
+        match std::env::var("FAKE_LAKE_SETUP_BUILD").ok()?.as_str() {
+            "intermediate" => Some(SetupBuild::Intermediate),
+            "new" => Some(SetupBuild::New),
+            _ => None,
+        }
+    }
+}
+
+/// New Lake's line for imports that did not build (`Lake.setupFile`).
+pub const IMPORTS_FAILED: &str = "Failed to build module dependencies.";
+
+/// Imports that did not build: the build log, the modules that failed, and their diagnostics
+/// as Lake's `SerialMessage`s become LSP diagnostics (`serialMessageToDiagnostic`: 0-based
+/// range from the message's position, `source: "Lake"`), by the file they are about.
+#[derive(Debug, Clone, Default)]
+pub struct ImportFailure {
+    pub log: Vec<String>,
+    pub failed: Vec<String>,
+    pub diagnostics: Vec<(PathBuf, Vec<Value>)>,
+}
+
+impl ImportFailure {
+    /// The header error the worker shows, as `era` reports it.
+    pub fn header_error(&self, era: SetupBuild) -> String {
+        let log = self.log.join("\n");
+        match era {
+            SetupBuild::Intermediate => format!("{log}\n{IMPORTS_FAILED}"),
+            SetupBuild::New => format!("{IMPORTS_FAILED}\n{log}"),
+        }
+    }
+
+    /// New Lake's `LakeBuildError` JSON.
+    fn lake_build_error(&self, root: &Path) -> Value {
+        let messages: Vec<Value> = self
+            .diagnostics
+            .iter()
+            .flat_map(|(file, ds)| {
+                let file = file
+                    .strip_prefix(root)
+                    .unwrap_or(file)
+                    .display()
+                    .to_string();
+                ds.iter().map(move |d| {
+                    let at = |end: &str| {
+                        json!({
+                            "line": d["range"][end]["line"].as_u64().unwrap_or(0) + 1,
+                            "column": d["range"][end]["character"],
+                        })
+                    };
+                    let severity = ["error", "error", "warning", "information"]
+                        [d["severity"].as_u64().unwrap_or(1).min(3) as usize];
+                    json!({
+                        "fileName": file, "pos": at("start"), "endPos": at("end"),
+                        "severity": severity, "caption": "", "data": d["message"],
+                    })
+                })
+            })
+            .collect();
+        json!({
+            "summary": self.header_error(SetupBuild::New),
+            "buildDiagnostics": messages,
+            "failedTargets": self.failed,
+        })
+    }
+}
+
+/// Builds the imports of a file as `setup-file` does (from disk, imports first): a module whose
+/// text has errors fails (it never built, so no trace of Lake's can be up to date for it), and
+/// the modules importing it are skipped. `None` when every import builds.
+pub fn failing_imports(root: &Path, imports: &[String]) -> Option<ImportFailure> {
+    let jobs = order(root, imports);
+    let n = jobs.len();
+    let mut failure = ImportFailure::default();
+    let mut skipped: Vec<&str> = Vec::new();
+    for (i, (m, deps)) in jobs.iter().enumerate() {
+        let blocked = |d: &String| failure.failed.contains(d) || skipped.contains(&d.as_str());
+        if deps.iter().any(blocked) {
+            skipped.push(m);
+            continue;
+        }
+        let Some(a) = analyze(root, m) else { continue };
+        let (log, bad, _) = compile(root, m, &a, 0);
+        if !bad {
+            continue;
+        }
+        failure.log.push(format!("✖ [{}/{n}] Building {m}", i + 1));
+        failure.log.extend(log);
+        failure.failed.push(m.clone());
+        let lake: Vec<Value> = messages(&a)
+            .map(|d| {
+                json!({
+                    "range": d["range"], "severity": d["severity"], "source": "Lake",
+                    "message": d["message"],
+                })
+            })
+            .collect();
+        failure.diagnostics.push((source(root, m), lake));
+    }
+    if failure.failed.is_empty() {
+        return None;
+    }
+    failure
+        .log
+        .push("Some required targets logged failures:".to_owned());
+    for m in &failure.failed {
+        failure.log.push(format!("- {m}"));
+    }
+    Some(failure)
+}
+
+/// The diagnostics a build of the module reports (silent ones are for editors only).
+fn messages(a: &Analysis) -> impl Iterator<Item = &Value> {
+    a.steps
+        .iter()
+        .flat_map(|s| &s.messages)
+        .filter(|d| d.get("isSilent") != Some(&Value::Bool(true)))
 }
 
 pub fn build_main(args: &[String]) -> i32 {
@@ -360,8 +497,10 @@ pub fn build_main(args: &[String]) -> i32 {
 /// stderr under `LAKE_INVALID_CONFIG` (a configuration that did not load); for a path that does not
 /// exist, exit 1 under `FAKE_LEAN_TWIN=fail` (mid Lake), else the external-module setup (as for
 /// an existing file that no library builds);
-/// exit 3 under `--no-build` when an import is stale (by modification time); otherwise the
-/// module setup as JSON on stdout.
+/// exit 3 under `--no-build` when an import is stale (by modification time, or one that fails to
+/// build under `FAKE_LAKE_SETUP_BUILD`); under `FAKE_LAKE_SETUP_BUILD`, exit 1 when an import fails
+/// to build, reported as that Lake era does ([`SetupBuild`]); otherwise the module setup as JSON
+/// on stdout.
 pub fn setup_file_main(args: &[String]) -> i32 {
     let root = std::env::current_dir().unwrap_or_default();
     let mut header = String::new();
@@ -402,13 +541,27 @@ pub fn setup_file_main(args: &[String]) -> i32 {
         .iter()
         .filter_map(|i| i["module"].as_str().or(i.as_str()).map(str::to_owned))
         .collect();
+    let era = SetupBuild::from_env();
+    let failure = era.and_then(|_| failing_imports(&root, &imports));
     if args.iter().any(|a| a == "--no-build")
-        && imports
-            .iter()
-            .any(|m| source(&root, m).exists() && is_stale(&root, m))
+        && (failure.is_some()
+            || imports
+                .iter()
+                .any(|m| source(&root, m).exists() && is_stale(&root, m)))
     {
         println!("{}", json!({"staleImports": imports}));
         return 3;
+    }
+    if let (Some(era), Some(failure)) = (era, failure) {
+        // The build's log goes to stderr as it runs (the worker publishes each line).
+        for line in &failure.log {
+            eprintln!("{line}");
+        }
+        match era {
+            SetupBuild::Intermediate => eprintln!("{IMPORTS_FAILED}"),
+            SetupBuild::New => println!("{}", failure.lake_build_error(&root)),
+        }
+        return 1;
     }
     let setup = json!({
         "name": module,

@@ -7,6 +7,7 @@
 pub mod analysis;
 pub mod answer;
 pub mod assist;
+pub mod capabilities;
 pub mod config;
 pub mod decl;
 pub mod directives;

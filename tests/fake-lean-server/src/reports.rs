@@ -72,6 +72,7 @@ impl Server {
         let version = match &ev {
             ElabEvent::Progress { version, .. }
             | ElabEvent::SetupPublish { version, .. }
+            | ElabEvent::LakePublish { version, .. }
             | ElabEvent::Publish { version, .. }
             | ElabEvent::Reached { version, .. }
             | ElabEvent::Complete { version }
@@ -93,6 +94,15 @@ impl Server {
                     }
                     self.out.notify("textDocument/publishDiagnostics", params);
                 }
+            }
+            ElabEvent::LakePublish {
+                uri: other,
+                diagnostics,
+                ..
+            } => {
+                // `serialMessagesToCrossFileDiagnostics`: for the file the messages are about.
+                let params = json!({"uri": other, "diagnostics": diagnostics});
+                self.out.notify("textDocument/publishDiagnostics", params);
             }
             ElabEvent::Publish { new, .. } => self.publish(uri, new),
             ElabEvent::Reached { line, .. } => {

@@ -205,7 +205,7 @@ impl Server {
         self.caps.incremental = lean["incrementalDiagnosticSupport"]
             .as_bool()
             .unwrap_or(false);
-        let result = json!({
+        let mut result = json!({
             "capabilities": {
                 "textDocumentSync": {
                     "openClose": true, "change": 2, "willSave": false,
@@ -233,6 +233,7 @@ impl Server {
             },
             "serverInfo": {"name": "Lean 4 Server", "version": "0.3.0"},
         });
+        self.cfg.capabilities.apply(&mut result["capabilities"]);
         self.phase = Phase::AwaitInitialized;
         if self.garbage_for("initialize") {
             return;
@@ -287,6 +288,12 @@ impl Server {
             return;
         }
         if self.garbage_for(method) {
+            return;
+        }
+        if !self.cfg.capabilities.handles(method) {
+            // A Lean without the provider has no handler for it (`capabilities`).
+            let msg = format!("No request handler found for '{method}'");
+            self.out.error(&id, -32601, &msg);
             return;
         }
         match method {
