@@ -36,6 +36,17 @@ pub enum TwinMode {
     Fail,
 }
 
+/// How this Lean's `System.Uri.pathToUri` writes the URIs it builds itself (Lean's
+/// `Init/System/Uri.lean`; reference Part 3, "URIs").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UriForm {
+    /// Newer copies: `; : ? # [ ] @ & = + $ , ! ' ( ) * %`, space, control characters, DEL and
+    /// non-ASCII bytes as `%XX` in uppercase hex.
+    New,
+    /// Older copies: the same in lowercase hex, but space and control characters as they are.
+    Old,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Garbage {
     /// `Content-Length: abc`.
@@ -58,6 +69,7 @@ pub struct Config {
     pub gate_dir: Option<PathBuf>,
     pub hang: Vec<String>,
     pub twin: TwinMode,
+    pub uri: UriForm,
     pub setup_lines: Vec<String>,
     pub stale_mtime: bool,
     pub garbage: Option<(Garbage, Option<String>)>,
@@ -121,6 +133,10 @@ impl Config {
             twin: match var("FAKE_LEAN_TWIN").as_deref() {
                 Some("fail") => TwinMode::Fail,
                 _ => TwinMode::External,
+            },
+            uri: match var("FAKE_LEAN_URI").as_deref() {
+                Some("old") => UriForm::Old,
+                _ => UriForm::New,
             },
             setup_lines: var("FAKE_LEAN_SETUP_LINES")
                 .map(|v| v.lines().map(str::to_owned).collect())
