@@ -24,3 +24,4 @@ mod speculative;
 mod storm;
 mod todo;
 mod trace;
+mod uris;
