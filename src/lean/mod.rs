@@ -42,7 +42,7 @@
 //! | resolving a call's workspace, file, version and position; its pin | `tools/call.rs` |
 //! | the catalog's order; statistics; which tools never start Lean | `tools/mod.rs` |
 //! | what a waiting call reports, and to whom | `progress.rs` |
-//! | positions, offsets and URIs | `text.rs` |
+//! | positions, offsets and URIs: the one form the host names a file by (Lean's `pathToUri`), every form Lean may have built, reading any form back | `text.rs` |
 //! | bounded tails of output | `tail.rs` |
 //! | reading Lean text: comments and strings, `sorry`s and holes, command starts, tactic boundaries | `syntax/` |
 //!

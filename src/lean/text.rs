@@ -1,5 +1,5 @@
 //! Text as Lean addresses it: positions (zero-based lines, UTF-16 columns) and the byte offsets
-//! they name, and the `file://` URIs of paths.
+//! they name, and the `file://` URIs of paths. This file owns how the host writes and reads URIs.
 //!
 //! Contract:
 //! 1. A [`Position`] is an LSP position: a zero-based line and a column in UTF-16 code units.
@@ -7,8 +7,18 @@
 //!    LF).
 //! 2. [`offset_of`] and [`position_at`] convert between positions and byte offsets of one
 //!    text; a position past a line's end is its end, past the last line the text's end.
-//! 3. [`file_uri`] is the URI the host sends Lean for a path; [`uri_path`] reads a `file://` URI
-//!    back.
+//! 3. [`file_uri`] is the one URI the host names a file by, written as Lean's own
+//!    `System.Uri.pathToUri` writes it (`Init/System/Uri.lean`; reference
+//!    `lean-language-server.md` Part 3, "URIs"): `; : ? # [ ] @ & = + $ , ! ' ( ) * %`, space,
+//!    control characters, DEL and every non-ASCII byte as `%XX` in uppercase hex, anything else
+//!    as it is. Lean's watchdog finds a saved file's importers by the exact URI string it built
+//!    itself, and older Leans build it differently (lowercase hex, space and control characters
+//!    left as they are), so a notification Lean matches by string is sent under every form
+//!    [`lean_uris`] gives.
+//! 4. A URI from Lean is read in any form — either era of Lean's, the URL library's, either hex
+//!    case: [`uri_path`] is its path (escapes decoded as Lean's `fileUriToPath?` decodes them)
+//!    and [`canonical_uri`] the host's URI for the same file, so that URIs are compared, and
+//!    shown, in one form.
 
 use std::path::{Path, PathBuf};
 
@@ -88,16 +98,104 @@ pub fn outside(text: &str, at: Position) -> Option<(String, usize)> {
     })
 }
 
-/// The `file://` URI of a path.
-pub fn file_uri(path: &Path) -> String {
-    url::Url::from_file_path(path)
-        .map(String::from)
-        .unwrap_or_else(|()| format!("file://{}", path.display()))
+/// The characters every era of Lean's `pathToUri` escapes (`rfc3986ReservedChars`), besides
+/// DEL and every non-ASCII byte.
+const RESERVED: &[u8] = b";:?#[]@&=+$,!'()*%";
+
+/// The two ways Lean's `pathToUri` has written a path (see the contract).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Escapes {
+    /// Newer copies: uppercase hex; space and control characters escaped too.
+    Newer,
+    /// Older copies: lowercase hex; space and control characters as they are.
+    Older,
 }
 
-/// The path of a `file://` URI, if it is one.
+/// `path` as one era of Lean's `pathToUri` writes it.
+fn lean_path_uri(path: &Path, era: Escapes) -> String {
+    use std::fmt::Write as _;
+    let bytes = path.as_os_str().as_encoded_bytes();
+    let mut uri = String::with_capacity(bytes.len() + 16);
+    uri.push_str(if bytes.first() == Some(&b'/') {
+        "file://"
+    } else {
+        "file:///"
+    });
+    for &byte in bytes {
+        let control = era == Escapes::Newer && byte <= b' ';
+        if RESERVED.contains(&byte) || byte >= 0x7f || control {
+            let _ = match era {
+                Escapes::Newer => write!(uri, "%{byte:02X}"),
+                Escapes::Older => write!(uri, "%{byte:02x}"),
+            };
+        } else {
+            uri.push(char::from(byte));
+        }
+    }
+    uri
+}
+
+/// The URI the host names the file at `path` by (see the contract).
+pub fn file_uri(path: &Path) -> String {
+    lean_path_uri(path, Escapes::Newer)
+}
+
+/// Every URI a Lean may have built for the file `uri` names, `uri` first and none twice: the
+/// forms a notification Lean matches by string (`didSave`, a watched file's change) is sent
+/// under. A URI that names no file is only itself.
+pub fn lean_uris(uri: &str) -> Vec<String> {
+    let mut forms = vec![uri.to_owned()];
+    if let Some(path) = uri_path(uri) {
+        for era in [Escapes::Newer, Escapes::Older] {
+            let form = lean_path_uri(&path, era);
+            if !forms.contains(&form) {
+                forms.push(form);
+            }
+        }
+    }
+    forms
+}
+
+/// The path of a `file://` URI in any form, if it is one: the host name (empty or not) is
+/// dropped and `%XX` escapes are decoded in either hex case; an escape that is not one stays
+/// as it is, as in Lean's `decodeUri`.
 pub fn uri_path(uri: &str) -> Option<PathBuf> {
-    url::Url::parse(uri).ok()?.to_file_path().ok()
+    let rest = uri.strip_prefix("file://")?;
+    let path = &rest[rest.find('/')?..];
+    let bytes = path.as_bytes();
+    let hex = |at: usize| {
+        let digit = *bytes.get(at)?;
+        char::from(digit).to_digit(16).map(|d| d as u8)
+    };
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        if bytes[at] != b'%' || at + 1 == bytes.len() {
+            decoded.push(bytes[at]);
+            at += 1;
+            continue;
+        }
+        // As Lean's `decodeUri`: the one or two characters after a `%` go with it, decoded
+        // when both are hex digits, else kept as they are.
+        let taken = match (hex(at + 1), hex(at + 2)) {
+            (Some(high), Some(low)) => {
+                decoded.push(high * 16 + low);
+                at += 3;
+                continue;
+            }
+            (Some(_), None) if at + 2 < bytes.len() => 3,
+            _ => 2,
+        };
+        decoded.extend_from_slice(&bytes[at..at + taken]);
+        at += taken;
+    }
+    String::from_utf8(decoded).ok().map(PathBuf::from)
+}
+
+/// The host's URI for the file a URI from Lean names, in whatever form Lean wrote it; a URI
+/// that names no file is kept as it is.
+pub fn canonical_uri(uri: &str) -> String {
+    uri_path(uri).map_or_else(|| uri.to_owned(), |path| file_uri(&path))
 }
 
 #[cfg(test)]
@@ -143,10 +241,80 @@ mod tests {
     }
 
     #[test]
-    fn uris_round_trip_with_escapes() {
-        let path = Path::new("/tmp/a b/Ünïcode#1.lean");
-        let uri = file_uri(path);
-        assert_eq!(uri, "file:///tmp/a%20b/%C3%9Cn%C3%AFcode%231.lean");
-        assert_eq!(uri_path(&uri).as_deref(), Some(path));
+    fn uris_are_written_as_lean_writes_them() {
+        for (c, escaped) in [
+            (';', "%3B"),
+            (':', "%3A"),
+            ('?', "%3F"),
+            ('#', "%23"),
+            ('[', "%5B"),
+            (']', "%5D"),
+            ('@', "%40"),
+            ('&', "%26"),
+            ('=', "%3D"),
+            ('+', "%2B"),
+            ('$', "%24"),
+            (',', "%2C"),
+            ('!', "%21"),
+            ('\'', "%27"),
+            ('(', "%28"),
+            (')', "%29"),
+            ('*', "%2A"),
+            ('%', "%25"),
+            (' ', "%20"),
+            ('\t', "%09"),
+            ('\u{7f}', "%7F"),
+        ] {
+            let path = format!("/w/a{c}b.lean");
+            assert_eq!(
+                file_uri(Path::new(&path)),
+                format!("file:///w/a{escaped}b.lean"),
+                "{c:?}"
+            );
+        }
+        assert_eq!(
+            file_uri(Path::new("/w/Beweise-ü/𝓝.lean")),
+            "file:///w/Beweise-%C3%BC/%F0%9D%93%9D.lean"
+        );
+        let plain = "/w/a-b_c.d~e/\"<>`{}|^/F.lean";
+        assert_eq!(file_uri(Path::new(plain)), format!("file://{plain}"));
+    }
+
+    #[test]
+    fn a_saved_file_is_named_in_every_form_lean_builds() {
+        let uri = file_uri(Path::new("/w/My Proofs/proofs+(v2)@x/ü.lean"));
+        assert_eq!(
+            lean_uris(&uri),
+            [
+                "file:///w/My%20Proofs/proofs%2B%28v2%29%40x/%C3%BC.lean",
+                "file:///w/My Proofs/proofs%2b%28v2%29%40x/%c3%bc.lean",
+            ]
+        );
+        let plain = file_uri(Path::new("/w/A.lean"));
+        assert_eq!(lean_uris(&plain), [plain]);
+        assert_eq!(lean_uris("untitled:A"), ["untitled:A"]);
+    }
+
+    #[test]
+    fn uris_from_lean_are_read_in_any_form_and_hex_case() {
+        let path = Path::new("/w/My Proofs/proofs+(v2)@x/Ünï#1.lean");
+        let ours = file_uri(path);
+        for theirs in [
+            "file:///w/My%20Proofs/proofs%2B%28v2%29%40x/%C3%9Cn%C3%AF%231.lean",
+            "file:///w/My Proofs/proofs%2b%28v2%29%40x/%c3%9cn%c3%af%231.lean",
+            "file:///w/My%20Proofs/proofs+(v2)@x/%C3%9Cn%C3%AF%231.lean",
+            "file://localhost/w/My%20Proofs/proofs+(v2)@x/%c3%9Cn%C3%aF%231.lean",
+        ] {
+            assert_eq!(uri_path(theirs).as_deref(), Some(path), "{theirs}");
+            assert_eq!(canonical_uri(theirs), ours, "{theirs}");
+        }
+        assert_eq!(uri_path(&ours).as_deref(), Some(path));
+        assert_eq!(
+            uri_path("file:///w/100%/%zz%4").as_deref(),
+            Some(Path::new("/w/100%/%zz%4")),
+            "what is not an escape stays as it is"
+        );
+        assert_eq!(uri_path("untitled:A"), None);
+        assert_eq!(canonical_uri("untitled:A"), "untitled:A");
     }
 }

@@ -27,3 +27,4 @@ mod speculative;
 mod storm;
 mod todo;
 mod trace;
+mod uris;

@@ -12,7 +12,8 @@
 //!    worker). Both only increase. Each is allocated by the [`VersionMemory`] in one step, so two
 //!    runtimes of a workspace that overlap (one retiring, one starting) never give one version
 //!    to two texts.
-//! 2. Notifications are applied in arrival order, as the client's reader delivers them. A
+//! 2. Notifications are applied in arrival order, as the client's reader delivers them, to the
+//!    document their URI names in whatever form Lean wrote it (`text::canonical_uri`). A
 //!    publish for an LSP version older than the document's is ignored. A publish replaces the
 //!    version's set, unless it says `isIncremental: true`, when it adds to it. Silent diagnostics
 //!    are dropped; Lake setup lines become events and are never stored; stale-import notices are
@@ -43,7 +44,7 @@ use tokio::sync::{Notify, broadcast};
 
 use super::diagnostics::{Diagnostic, Kind};
 use crate::lean::server::lsp::Inbox;
-use crate::lean::text::Position;
+use crate::lean::text::{Position, canonical_uri};
 
 /// How many times in a row one text is revived after a crash (see the contract).
 pub const MAX_REVIVALS: u32 = 1;
@@ -450,8 +451,15 @@ impl Inbox for Mirror {
         let Some(uri) = uri.and_then(Value::as_str) else {
             return;
         };
+        // Lean names a file it found itself (Lake's reports) in its own form, which need not be
+        // the one the host opened it by.
+        let uri = canonical_uri(uri);
         let mut state = self.lock();
-        let Some(document) = state.entries.get_mut(uri).and_then(|e| e.document.as_mut()) else {
+        let Some(document) = state
+            .entries
+            .get_mut(uri.as_str())
+            .and_then(|e| e.document.as_mut())
+        else {
             return;
         };
         let events = match method {
@@ -498,6 +506,40 @@ mod tests {
             .iter()
             .map(|d| d.message.clone())
             .collect()
+    }
+
+    #[test]
+    fn reports_reach_the_document_whatever_form_lean_writes_its_uri_in() {
+        let memory = Arc::new(VersionMemory::default());
+        let mirror = Mirror::new(memory.clone());
+        let ours: Arc<str> = "file:///p/My%20Proofs/proofs%2B%28v2%29%40x/%C3%BC.lean".into();
+        let entry = Entry {
+            role: Role::Real,
+            document: Some(Document::given(
+                ours.clone(),
+                "def a := 1\n".into(),
+                &memory,
+            )),
+            users: 0,
+            closing: 0,
+            last_used: 0,
+            order: Arc::default(),
+        };
+        mirror.lock().entries.insert(ours.clone(), entry);
+        let theirs = "file:///p/My Proofs/proofs%2b%28v2%29%40x/%c3%bc.lean";
+        let error = json!({"severity": 1, "message": "bad", "range":
+            {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}});
+        mirror.notification(
+            "textDocument/publishDiagnostics",
+            json!({"uri": theirs, "version": 1, "diagnostics": [error]}),
+        );
+        mirror.notification(
+            "$/lean/fileProgress",
+            json!({"textDocument": {"uri": theirs, "version": 1}, "processing": []}),
+        );
+        let document = mirror.get(&ours).expect("open");
+        assert_eq!(messages(&document), ["bad"]);
+        assert!(document.progress.done);
     }
 
     #[test]

@@ -16,11 +16,12 @@
 //!    last text read. A text is given in one critical section with the mirror's change: the
 //!    first use sends `didOpen` with an explicit `dependencyBuildMode` (`once`: out-of-date
 //!    imports are built on open, and never again behind the caller's back), a changed text sends
-//!    `didChange` (full text) and, for a real file, `didSave` (so Lean tells importers their
-//!    imports are stale), an unchanged text sends nothing (a crashed one is revived). Messages
-//!    are queued in that critical section, so Lean receives versions in mirror order, and no
-//!    barrier can be asked for a version Lean has not been sent. Room in the queue to Lean is
-//!    taken before (`server/lsp/outbox.rs`).
+//!    `didChange` (full text) and, for a real file, `didSave` under every URI a Lean may have
+//!    built for it (`text::lean_uris`), so Lean tells importers their imports are stale; an
+//!    unchanged text sends nothing (a crashed one is revived). Messages are queued in that
+//!    critical section, so Lean receives versions in mirror order, and no barrier can be asked
+//!    for a version Lean has not been sent. Room in the queue to Lean is taken before
+//!    (`server/lsp/outbox.rs`).
 //! 4. [`DocumentSet::close`] waits for the document's users (and its twin's) to finish, takes no
 //!    new ones meanwhile, then closes it and its twin; a close that is cancelled closes nothing.
 //!    Everything given back, by a call that ends or is cancelled, goes back through this owner
@@ -47,7 +48,7 @@ use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::server::LeanServer;
 use crate::lean::server::lsp::Batch;
-use crate::lean::text::Position;
+use crate::lean::text::{Position, lean_uris};
 
 /// Room taken in the queue to Lean for a text of `len` bytes: JSON escapes a control character
 /// in six bytes, so a text never takes more than this.
@@ -446,10 +447,13 @@ impl DocumentSet {
                     }),
                 );
                 if save {
-                    batch.notify(
-                        "textDocument/didSave",
-                        json!({"textDocument": {"uri": &**uri}}),
-                    );
+                    // Lean finds the importers by the exact URI it built: each form it may have.
+                    for form in lean_uris(uri) {
+                        batch.notify(
+                            "textDocument/didSave",
+                            json!({"textDocument": {"uri": form}}),
+                        );
+                    }
                 }
                 entry.document = Some(document);
                 true
@@ -535,17 +539,25 @@ impl DocumentSet {
         }
         let client = self.inner.server.client();
         let mut changes = Vec::new();
+        // Lean finds the importers by the exact URI it built: each form it may have.
+        let forms = lean_uris(source);
         if state
             .entries
             .get(source)
             .is_some_and(|e| e.document.is_some())
         {
-            client.notify_control(
-                "textDocument/didSave",
-                json!({"textDocument": {"uri": source}}),
-            );
+            for form in forms {
+                client.notify_control(
+                    "textDocument/didSave",
+                    json!({"textDocument": {"uri": form}}),
+                );
+            }
         } else {
-            changes.push(json!({"uri": source, "type": CHANGED}));
+            changes.extend(
+                forms
+                    .into_iter()
+                    .map(|uri| json!({"uri": uri, "type": CHANGED})),
+            );
         }
         let kind = if created { CREATED } else { CHANGED };
         changes.push(json!({"uri": ilean, "type": kind}));

@@ -10,7 +10,8 @@
 //! 3. Definitions accept both forms Lean uses (`Location[]` from the watchdog's index,
 //!    `LocationLink[]` from the worker, or one `Location`) and answer `{result: [Location]}`;
 //!    references answer `{result: [Location]}` (`include_declaration` defaults to true). Each
-//!    location also names its `path` (relative to the workspace root when inside it).
+//!    location's `uri` is the host's for its file, whichever form Lean wrote it in, and it also
+//!    names its `path` (relative to the workspace root when inside it).
 //! 4. Symbols answer `{result: [...]}` as Lean gives them; workspace symbols need no document.
 //! 5. A tool whose request this Lean does not offer (its `initialize` capabilities,
 //!    `server/capabilities.rs`) is refused before its document is opened: `invalidParams` with
@@ -24,7 +25,7 @@ use crate::lean::session::DocumentSet;
 use crate::lean::session::ask::ask_once;
 use crate::lean::speculation::twins::shown_location;
 use crate::lean::state::HostState;
-use crate::lean::text::{Position, uri_path};
+use crate::lean::text::{Position, canonical_uri, uri_path};
 use crate::lean::tools::call::LeanCall;
 use crate::mcp::ToolSpec;
 
@@ -194,8 +195,9 @@ fn list(answer: Value) -> Value {
     }
 }
 
-/// The URI to show for a location Lean gave: its own, the real file's for a twin's location
-/// before the probe, or `None` to drop it (see `twins`).
+/// The URI to show for a location Lean gave, in the host's form whatever form Lean wrote it in:
+/// its own, the real file's for a twin's location before the probe, or `None` to drop it (see
+/// `twins`).
 fn untwinned(set: &DocumentSet, uri: Value, range: &Value) -> Option<Value> {
     let Some(text) = uri.as_str() else {
         return Some(uri);
@@ -204,7 +206,7 @@ fn untwinned(set: &DocumentSet, uri: Value, range: &Value) -> Option<Value> {
         .get("end")
         .and_then(Position::from_json)
         .unwrap_or_default();
-    shown_location(set, text, end).map(|shown| json!(&*shown))
+    shown_location(set, &canonical_uri(text), end).map(|shown| json!(&*shown))
 }
 
 /// `Location`, `Location[]` or `LocationLink[]` as `Location[]`, each with its `path`; a twin's

@@ -65,6 +65,17 @@ impl SetupText {
     }
 }
 
+/// How this Lean's `System.Uri.pathToUri` writes the URIs it builds itself (Lean's
+/// `Init/System/Uri.lean`; reference Part 3, "URIs").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UriForm {
+    /// Newer copies: `; : ? # [ ] @ & = + $ , ! ' ( ) * %`, space, control characters, DEL and
+    /// non-ASCII bytes as `%XX` in uppercase hex.
+    New,
+    /// Older copies: the same in lowercase hex, but space and control characters as they are.
+    Old,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Garbage {
     /// `Content-Length: abc`.
@@ -88,6 +99,7 @@ pub struct Config {
     pub hang: Vec<String>,
     pub twin: TwinMode,
     pub setup_text: SetupText,
+    pub uri: UriForm,
     pub setup_lines: Vec<String>,
     pub stale_mtime: bool,
     /// How a failed build of a file's imports is reported, when imports are built at all.
@@ -159,6 +171,10 @@ impl Config {
             setup_text: match var("FAKE_LEAN_SETUP_TEXT").as_deref() {
                 Some("bare") => SetupText::Bare,
                 _ => SetupText::Command,
+            },
+            uri: match var("FAKE_LEAN_URI").as_deref() {
+                Some("old") => UriForm::Old,
+                _ => UriForm::New,
             },
             setup_lines: var("FAKE_LEAN_SETUP_LINES")
                 .map(|v| v.lines().map(str::to_owned).collect())

@@ -345,13 +345,16 @@ impl Server {
         );
     }
 
-    /// `didSave` of a file, or a watched `.lean` change: every open document importing its
-    /// module (transitively) gets the sticky "should be rebuilt" diagnostic (§1.4, Gap 5).
+    /// `didSave` of a file, or a watched `.lean` change: every open document whose import
+    /// closure holds that exact URI string, as Lean built it (the watchdog's `importedBy`, keyed
+    /// by the worker's `$/lean/importClosure`; LLS Part 3 "URIs"), gets the sticky "should be
+    /// rebuilt" diagnostic (§1.4, Gap 5); a URI in another form reaches no importer. Lake sees
+    /// the module's source changed whatever the URI's form (it goes by the file).
     pub fn source_changed(&mut self, uri: &str) {
         let Some(module) = self.project.module_of_uri(uri) else {
             return;
         };
-        self.dirty.insert(module.clone());
+        self.dirty.insert(module);
         let open = self.open_analyses();
         let importers: Vec<String> = self
             .docs
@@ -361,11 +364,8 @@ impl Server {
             .collect();
         for u in importers {
             let imports = self.docs[&u].analysis.outline.imports.clone();
-            if !self
-                .project
-                .import_closure(&imports, &open)
-                .contains(&module)
-            {
+            let closure = self.project.import_closure_uris(&imports, &open);
+            if !closure.iter().any(|imported| imported == uri) {
                 continue;
             }
             let doc = self.docs.get_mut(&u).expect("open");
@@ -390,14 +390,15 @@ impl Server {
             };
             if uri.ends_with(".lean") && c["type"].as_i64() != Some(3) {
                 self.source_changed(uri);
-            } else if let Some(path) = uri.strip_suffix(".ilean") {
-                // A rebuilt module: its importers' imports are no longer stale.
-                let lib = format!(
-                    "{}/.lake/build/lib/lean/",
-                    Project::uri_of_path(&self.project.root)
-                );
-                if let Some(m) = path.strip_prefix(&lib) {
-                    self.dirty.remove(&m.replace('/', "."));
+            } else if let Some(path) = Project::path_of_uri(uri)
+                && path.extension().is_some_and(|e| e == "ilean")
+            {
+                // A rebuilt module (found by its path, as the watchdog reads `.ilean` changes):
+                // its importers' imports are no longer stale.
+                let lib = self.project.root.join(".lake/build/lib/lean");
+                if let Ok(relative) = path.with_extension("").strip_prefix(&lib) {
+                    let module = relative.to_string_lossy().replace('/', ".");
+                    self.dirty.remove(&module);
                 }
             }
         }

@@ -12,7 +12,6 @@ use crate::project::{Found, Source};
 use crate::text::Text;
 use serde_json::{Value, json};
 use std::collections::HashMap;
-use std::sync::Arc;
 
 /// Full name → the first declaration of that name, sources in order.
 pub struct Index {
@@ -91,7 +90,7 @@ pub fn hover(index: &Index, doc: &Analysis, uri: &str, offset: usize) -> Value {
     if let Some(doc) = &d.doc {
         value.push_str(&format!("\n***\n{doc}"));
     }
-    if found.source.uri != uri
+    if !found.source.is_document(uri)
         && let Some(m) = &found.source.module
     {
         value.push_str(&format!("\n***\n*import {m}*"));
@@ -145,13 +144,20 @@ pub fn definition(
     let links = match mode {
         DefinitionMode::Links => true,
         DefinitionMode::Locations => false,
-        DefinitionMode::Mixed => type_of || found.source.uri == uri,
+        DefinitionMode::Mixed => type_of || found.source.is_document(uri),
         DefinitionMode::Alternate => counter.is_multiple_of(2),
     };
     let target = target_range(found);
     if links {
+        // The worker names its own document by the client's URI, another module by the URI
+        // Lean builds for it (`documentUriFromModule`); the watchdog's index always the latter.
+        let target_uri = if found.source.is_document(uri) {
+            uri
+        } else {
+            &found.source.uri
+        };
         json!([{
-            "targetUri": found.source.uri,
+            "targetUri": target_uri,
             "targetRange": target,
             "targetSelectionRange": target,
             "originSelectionRange": doc.text.range(span.0, span.1),
@@ -161,13 +167,13 @@ pub fn definition(
     }
 }
 
-/// Every occurrence of the declaration named at `offset`, as `(uri, text, span)`.
+/// Every occurrence of the declaration named at `offset`, as `(source, span)`.
 fn occurrences(
     index: &Index,
     doc: &Analysis,
     offset: usize,
     include_decl: bool,
-) -> Vec<(String, Arc<Analysis>, (usize, usize))> {
+) -> Vec<(Source, (usize, usize))> {
     let Some((_, found)) = index.resolve_at(doc, offset) else {
         return Vec::new();
     };
@@ -191,11 +197,7 @@ fn occurrences(
                 spans.sort();
             }
         }
-        out.extend(
-            spans
-                .into_iter()
-                .map(|sp| (s.uri.clone(), s.analysis.clone(), sp)),
-        );
+        out.extend(spans.into_iter().map(|sp| (s.clone(), sp)));
     }
     out
 }
@@ -203,7 +205,7 @@ fn occurrences(
 pub fn references(index: &Index, doc: &Analysis, offset: usize, include_decl: bool) -> Value {
     let locs: Vec<Value> = occurrences(index, doc, offset, include_decl)
         .into_iter()
-        .map(|(uri, a, (x, y))| json!({"uri": uri, "range": a.text.range(x, y)}))
+        .map(|(s, (x, y))| json!({"uri": s.uri, "range": s.analysis.text.range(x, y)}))
         .collect();
     Value::Array(locs)
 }
@@ -211,8 +213,8 @@ pub fn references(index: &Index, doc: &Analysis, offset: usize, include_decl: bo
 pub fn highlights(index: &Index, doc: &Analysis, uri: &str, offset: usize) -> Value {
     let hs: Vec<Value> = occurrences(index, doc, offset, true)
         .into_iter()
-        .filter(|(u, _, _)| u == uri)
-        .map(|(_, a, (x, y))| json!({"range": a.text.range(x, y), "kind": 1}))
+        .filter(|(s, _)| s.is_document(uri))
+        .map(|(s, (x, y))| json!({"range": s.analysis.text.range(x, y), "kind": 1}))
         .collect();
     Value::Array(hs)
 }

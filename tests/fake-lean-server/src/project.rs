@@ -2,8 +2,14 @@
 //! between `file:` URIs, paths and module names, and the declaration index over every `.lean`
 //! file under the root (hidden directories such as `.lake` skipped) with open documents taking
 //! precedence over the disk — what the watchdog's .ilean index plus live ileans give real Lean.
+//!
+//! URIs Lean builds itself (import closures, locations from its index) are written as its
+//! `System.Uri.pathToUri` writes them, in the era `FAKE_LEAN_URI` selects (`Init/System/Uri.lean`,
+//! reference Part 3 "URIs"), of the file's real path (`documentUriFromModule`); a URI from the
+//! client is read in any form, as `fileUriToPath?` reads it.
 
 use crate::analysis::Analysis;
+use crate::config::UriForm;
 use crate::outline::Decl;
 use crate::text::Text;
 use std::collections::{HashMap, HashSet};
@@ -14,9 +20,20 @@ use std::time::SystemTime;
 /// One source of declarations: an open document or a file on disk.
 #[derive(Clone)]
 pub struct Source {
+    /// The URI Lean's index names it by: its own `pathToUri` of the real path for a file on
+    /// disk, else (a document not on disk) the client's URI.
     pub uri: String,
+    /// The client's URI, when the source is an open document.
+    pub open: Option<String>,
     pub analysis: Arc<Analysis>,
     pub module: Option<String>,
+}
+
+impl Source {
+    /// Whether this source is the open document `uri`.
+    pub fn is_document(&self, uri: &str) -> bool {
+        self.open.as_deref() == Some(uri)
+    }
 }
 
 /// A declaration found in some source.
@@ -34,34 +51,61 @@ impl Found {
 
 pub struct Project {
     pub root: PathBuf,
+    uri_form: UriForm,
     cache: HashMap<PathBuf, (SystemTime, Arc<Analysis>)>,
 }
 
+/// What Lean's `pathToUri` escapes in every era (`rfc3986ReservedChars`), besides DEL and every
+/// non-ASCII byte.
+const RESERVED: &[u8] = b";:?#[]@&=+$,!'()*%";
+
 impl Project {
-    pub fn new(root: PathBuf) -> Project {
+    pub fn new(root: PathBuf, uri_form: UriForm) -> Project {
         Project {
             root,
+            uri_form,
             cache: HashMap::new(),
         }
     }
 
-    /// The path of a `file:` URI (percent-decoded); `None` for other schemes.
+    /// The path of a `file:` URI in any form (Lean's `fileUriToPath?`: the host name dropped,
+    /// `%XX` decoded in either case); `None` for other schemes.
     pub fn path_of_uri(uri: &str) -> Option<PathBuf> {
         let rest = uri.strip_prefix("file://")?;
-        Some(PathBuf::from(percent_decode(rest)))
+        let path = &rest[rest.find('/')?..];
+        Some(PathBuf::from(percent_decode(path)))
     }
 
-    pub fn uri_of_path(path: &Path) -> String {
+    /// `path` as Lean's `pathToUri` of the era `form` writes it.
+    pub fn uri_of_path(path: &Path, form: UriForm) -> String {
         let mut s = String::from("file://");
         for b in path.to_string_lossy().bytes() {
-            match b {
-                b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
-                    s.push(b as char)
+            let control = form == UriForm::New && b <= b' ';
+            if RESERVED.contains(&b) || b >= 0x7f || control {
+                match form {
+                    UriForm::New => s.push_str(&format!("%{b:02X}")),
+                    UriForm::Old => s.push_str(&format!("%{b:02x}")),
                 }
-                _ => s.push_str(&format!("%{b:02X}")),
+            } else {
+                s.push(b as char);
             }
         }
         s
+    }
+
+    /// The URI Lean builds itself for a file: `pathToUri (← realPath path)`.
+    pub fn lean_uri(&self, path: &Path) -> String {
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned());
+        Self::uri_of_path(&real, self.uri_form)
+    }
+
+    /// The URI Lean's index names an open document by: its own for a file on disk (whatever
+    /// form the client opened it under), else the client's.
+    fn indexed_uri(&self, uri: &str) -> String {
+        match Self::path_of_uri(uri) {
+            Some(path) if path.exists() => self.lean_uri(&path),
+            _ => uri.to_owned(),
+        }
     }
 
     /// The module name of a path under the root (`Fixture/Basic.lean` → `Fixture.Basic`),
@@ -83,7 +127,8 @@ impl Project {
         let mut out: Vec<Source> = open
             .iter()
             .map(|(uri, a)| Source {
-                uri: uri.clone(),
+                uri: self.indexed_uri(uri),
+                open: Some(uri.clone()),
                 analysis: a.clone(),
                 module: self.module_of_uri(uri),
             })
@@ -101,7 +146,8 @@ impl Project {
             }
             if let Some(a) = self.load(&path) {
                 out.push(Source {
-                    uri: Self::uri_of_path(&path),
+                    uri: self.lean_uri(&path),
+                    open: None,
                     analysis: a,
                     module: self.module_of_path(&path),
                 });
@@ -151,6 +197,22 @@ impl Project {
         }
         seen
     }
+
+    /// The URIs of the project modules `imports` reach, transitively, as the worker reports them
+    /// (`$/lean/importClosure`: `documentUriFromModule` of each, those without a file left out):
+    /// what the watchdog's `importedBy` is keyed by.
+    pub fn import_closure_uris(
+        &mut self,
+        imports: &[String],
+        open: &[(String, Arc<Analysis>)],
+    ) -> Vec<String> {
+        self.import_closure(imports, open)
+            .iter()
+            .map(|m| self.path_of_module(m))
+            .filter(|path| path.exists())
+            .map(|path| self.lean_uri(&path))
+            .collect()
+    }
 }
 
 fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -172,21 +234,30 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
+/// Lean's `decodeUri`: `%XX` in either case is a byte; the one or two characters after a `%`
+/// that does not start one go with it as they are.
 fn percent_decode(s: &str) -> String {
     let b = s.as_bytes();
+    let digit = |i: usize| b.get(i).and_then(|&c| hex(c));
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
     while i < b.len() {
-        if b[i] == b'%'
-            && i + 2 < b.len()
-            && let (Some(h), Some(l)) = (hex(b[i + 1]), hex(b[i + 2]))
-        {
-            out.push(h * 16 + l);
-            i += 3;
+        if b[i] != b'%' || i + 1 == b.len() {
+            out.push(b[i]);
+            i += 1;
             continue;
         }
-        out.push(b[i]);
-        i += 1;
+        let taken = match (digit(i + 1), digit(i + 2)) {
+            (Some(h), Some(l)) => {
+                out.push(h * 16 + l);
+                i += 3;
+                continue;
+            }
+            (Some(_), None) if i + 2 < b.len() => 3,
+            _ => 2,
+        };
+        out.extend_from_slice(&b[i..i + taken]);
+        i += taken;
     }
     String::from_utf8_lossy(&out).into_owned()
 }
@@ -202,10 +273,23 @@ mod tests {
     #[test]
     fn uris() {
         let p = Path::new("/tmp/a b/Ä.lean");
-        let u = Project::uri_of_path(p);
-        assert_eq!(u, "file:///tmp/a%20b/%C3%84.lean");
-        assert_eq!(Project::path_of_uri(&u).unwrap(), p);
-        let pr = Project::new(PathBuf::from("/r"));
+        let new = Project::uri_of_path(p, UriForm::New);
+        assert_eq!(new, "file:///tmp/a%20b/%C3%84.lean");
+        let old = Project::uri_of_path(p, UriForm::Old);
+        assert_eq!(old, "file:///tmp/a b/%c3%84.lean");
+        let reserved = Path::new("/w/proofs+(v2)@x/;:?#[]&=$,!'*%.lean");
+        assert_eq!(
+            Project::uri_of_path(reserved, UriForm::New),
+            "file:///w/proofs%2B%28v2%29%40x/%3B%3A%3F%23%5B%5D%26%3D%24%2C%21%27%2A%25.lean"
+        );
+        for u in [&new, &old, "file://localhost/tmp/a%20b/%c3%84.lean"] {
+            assert_eq!(Project::path_of_uri(u).unwrap(), p, "{u}");
+        }
+        assert_eq!(
+            Project::path_of_uri("file:///w/%zz%4").unwrap(),
+            Path::new("/w/%zz%4")
+        );
+        let pr = Project::new(PathBuf::from("/r"), UriForm::New);
         assert_eq!(
             pr.module_of_uri("file:///r/Fixture/Basic.lean").as_deref(),
             Some("Fixture.Basic")

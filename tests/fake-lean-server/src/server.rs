@@ -88,10 +88,11 @@ pub fn run(args: Vec<String>) -> i32 {
             }
         }
     });
+    let project = Project::new(root, cfg.uri);
     let mut s = Server {
         out: Out::new(trace),
         cfg,
-        project: Project::new(root),
+        project,
         events: tx,
         caps: Caps::default(),
         phase: Phase::AwaitInitialize,

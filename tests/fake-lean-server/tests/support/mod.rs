@@ -49,9 +49,15 @@ pub struct Project {
 
 impl Project {
     pub fn new() -> Project {
+        Project::under(".")
+    }
+
+    /// A copy whose root is `<tmp>/<parent>/project`.
+    pub fn under(parent: &str) -> Project {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().join("project");
+        let root = dir.path().join(parent).join("project");
         copy_dir(&fixture_dir(), &root);
+        let root = std::fs::canonicalize(root).unwrap();
         let gates = dir.path().join("gates");
         std::fs::create_dir_all(&gates).unwrap();
         let trace = dir.path().join("trace.jsonl");
