@@ -22,7 +22,6 @@
 
 use serde_json::{Value, json};
 
-use crate::lean::text::Position;
 use crate::mcp::ToolError;
 
 /// Tool error codes.
@@ -522,12 +521,12 @@ impl HostError {
     /// reviving it once did not help, or the text has crashed on every elaboration since
     /// (`session/mirror.rs` bounds revivals). `workerExited` when Lean said the worker exited with
     /// an uncaught exception (-32901), else `workerCrashed`. Data: `{reason, path, version,
-    /// stoppedAt, revivals, stderrTail}`, `stoppedAt` the 0-based position of the command Lean
-    /// was checking, when it said.
+    /// stoppedAt, revivals, stderrTail}`, `stoppedAt` the 0-based `(line, character)` of the
+    /// command Lean was checking, when it said.
     pub fn worker_crashed(
         path: &str,
         version: i64,
-        stopped_at: Option<Position>,
+        stopped_at: Option<(u32, u32)>,
         revivals: u32,
         exited: bool,
         stderr_tail: Vec<String>,
@@ -542,8 +541,8 @@ impl HostError {
         } else {
             "crashed"
         };
-        let at = stopped_at.map_or_else(String::new, |p| {
-            format!(" at {}:{} (0-based)", p.line, p.character)
+        let at = stopped_at.map_or_else(String::new, |(line, character)| {
+            format!(" at {line}:{character} (0-based)")
         });
         let again = if revivals > 0 {
             "; reviving it on this text did not help, so it is not revived again"
@@ -555,7 +554,8 @@ impl HostError {
              crash is Lean's (a stack overflow or a bug; its stderr is in data.stderrTail): \
              change the text there, for instance split the declaration, then call again"
         );
-        let stopped_at = stopped_at.map(|p| json!({"line": p.line, "character": p.character}));
+        let stopped_at =
+            stopped_at.map(|(line, character)| json!({"line": line, "character": character}));
         HostError::new(code, message).with_data(json!({
             "reason": reason,
             "path": path,

@@ -151,7 +151,7 @@ impl DocumentSet {
         HostError::worker_crashed(
             path,
             document.version,
-            document.progress.checking_at,
+            document.progress.checking_at.map(|p| (p.line, p.character)),
             document.revivals,
             exited || document.exited,
             self.inner.server.stderr_tail(),
