@@ -216,7 +216,7 @@ impl Server {
                     lake_publishes = failure
                         .diagnostics
                         .into_iter()
-                        .map(|(file, ds)| (Project::uri_of_path(&file), ds))
+                        .map(|(file, ds)| (self.project.lean_uri(&file), ds))
                         .collect();
                 }
             } else {
