@@ -520,8 +520,8 @@ impl HostError {
     /// The file's Lean worker crashed while checking this text, and it is not revived again:
     /// reviving it once did not help, or the text has crashed on every elaboration since
     /// (`session/mirror.rs` bounds revivals). `workerExited` when Lean said the worker exited with
-    /// an uncaught exception (-32901), else `workerCrashed`. Data: `{reason, path, version,
-    /// stoppedAt, revivals, stderrTail}`, `stoppedAt` the 0-based `(line, character)` of the
+    /// an uncaught exception (-32901), else `workerCrashed`. Data: `{reason, leanCode, leanError,
+    /// path, version, stoppedAt, revivals, stderrTail}`, `stoppedAt` the 0-based `(line, character)` of the
     /// command Lean was checking, when it said.
     pub fn worker_crashed(
         path: &str,
@@ -531,10 +531,12 @@ impl HostError {
         exited: bool,
         stderr_tail: Vec<String>,
     ) -> Self {
-        let code = if exited {
-            code::WORKER_EXITED
+        let (code, lean_code, lean_error, how) = if exited {
+            let how = "exited with an uncaught exception (Lean's -32901)";
+            (code::WORKER_EXITED, -32901, "workerExited", how)
         } else {
-            code::WORKER_CRASHED
+            let how = "crashed (Lean's -32902: likely a stack overflow or a bug)";
+            (code::WORKER_CRASHED, -32902, "workerCrashed", how)
         };
         let reason = if revivals > 0 {
             "crashesOnEveryElaboration"
@@ -550,14 +552,16 @@ impl HostError {
             ""
         };
         let message = format!(
-            "Lean's worker for {path} crashed while checking version {version}{at}{again}. The \
-             crash is Lean's (a stack overflow or a bug; its stderr is in data.stderrTail): \
-             change the text there, for instance split the declaration, then call again"
+            "{path}: Lean's worker {how} while checking version {version}{at}{again}. Its stderr \
+             is in data.stderrTail: change the text there, for instance split the declaration, \
+             then call again"
         );
         let stopped_at =
             stopped_at.map(|(line, character)| json!({"line": line, "character": character}));
         HostError::new(code, message).with_data(json!({
             "reason": reason,
+            "leanCode": lean_code,
+            "leanError": lean_error,
             "path": path,
             "version": version,
             "stoppedAt": stopped_at,
