@@ -264,12 +264,13 @@ fn every_documented_lean_behaviour_gives_the_same_sync() {
                 def c : Nat := 3 -- fake: slow 20\n\
                 def d : Nat := 4 -- fake: error \"bad d\"\n";
     // The reference allows each of these; the host must not care which Lean it drives.
-    let behaviours: [&[(&str, &str)]; 5] = [
+    let behaviours: [&[(&str, &str)]; 6] = [
         &[],
         &[("FAKE_LEAN_DIAG_ORDER", "diagnostics-first")],
         &[("FAKE_LEAN_DIAG_ORDER", "progress-first")],
-        &[("FAKE_LEAN_INCREMENTAL", "1")],
-        &[("FAKE_LEAN_REFRESH", "1"), ("FAKE_LEAN_INCREMENTAL", "1")],
+        &[("FAKE_LEAN_REFRESH", "0")],
+        &[("FAKE_LEAN_INCREMENTAL", "0"), ("FAKE_LEAN_REFRESH", "0")],
+        &[("FAKE_LEAN_CLOSE_CLEAR", "started")],
     ];
     for env in behaviours {
         let project = Project::fixture();

@@ -276,16 +276,14 @@ impl Lean {
         read_trace(self.scratch.path())
     }
 
-    /// The messages the fake received, as `method` names (responses as `response`).
+    /// The requests and notifications the fake received, as `method` names: what the host asked
+    /// or told Lean. Answers to Lean's own requests (the watcher registration, the refresh
+    /// requests Lean sends after each worker start) are Lean's initiative and not counted.
     pub fn received(&self) -> Vec<String> {
         self.trace()
             .iter()
             .filter(|t| t["dir"] == "in")
-            .map(|t| {
-                t["method"]
-                    .as_str()
-                    .map_or_else(|| "response".to_string(), str::to_owned)
-            })
+            .filter_map(|t| t["method"].as_str().map(str::to_owned))
             .collect()
     }
 

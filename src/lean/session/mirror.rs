@@ -17,7 +17,11 @@
 //!    publish for an LSP version older than the document's is ignored. A publish replaces the
 //!    version's set, unless it says `isIncremental: true`, when it adds to it. Silent diagnostics
 //!    are dropped; Lake setup lines become events and are never stored; stale-import notices are
-//!    kept apart (see `diagnostics`).
+//!    kept apart (see `diagnostics`). A publish with no version whose every diagnostic has
+//!    `source: "Lake"` is new Lake's report on a file it failed to build for *another*
+//!    document's setup (`serialMessagesToCrossFileDiagnostics`): it describes that file's text
+//!    on disk as Lake read it, not the version Lean has open, and may arrive after that
+//!    version's own diagnostics, so it never replaces them.
 //! 3. `$/lean/fileProgress` counts updates for the current LSP version, is done when
 //!    `processing` is empty, and a `kind: 2` (fatal) range marks the version fatal: its worker
 //!    crashed, unless a header error or a stale-import notice explains it
@@ -261,7 +265,7 @@ impl Document {
     /// Applies a publish (see the contract); the events it makes.
     fn publish(&mut self, params: &Value) -> Vec<EventKind> {
         let version = params.get("version").and_then(Value::as_i64);
-        if version.is_some_and(|v| v < self.lsp_version) {
+        if version.is_some_and(|v| v < self.lsp_version) || is_lakes_report(params) {
             return Vec::new();
         }
         if params.get("isIncremental") != Some(&Value::Bool(true)) {
@@ -324,6 +328,16 @@ impl Document {
         }
         Some(EventKind::Progress(progress.clone()))
     }
+}
+
+/// Whether a publish is Lake's report on a file it built for another document (see the
+/// contract): no version, and every diagnostic Lake's.
+fn is_lakes_report(params: &Value) -> bool {
+    let diagnostics = params.get("diagnostics").and_then(Value::as_array);
+    params.get("version").is_none_or(Value::is_null)
+        && diagnostics.is_some_and(|ds| {
+            !ds.is_empty() && ds.iter().all(|d| d.get("source") == Some(&json!("Lake")))
+        })
 }
 
 /// What a document Lean has open is to the host.
@@ -540,6 +554,23 @@ mod tests {
         let document = mirror.get(&ours).expect("open");
         assert_eq!(messages(&document), ["bad"]);
         assert!(document.progress.done);
+    }
+
+    #[test]
+    fn lakes_report_on_a_file_built_for_another_document_replaces_nothing() {
+        let memory = VersionMemory::default();
+        let mut document = document(&memory, "def a := 1\n");
+        publish(&mut document, 1, None, &["own"]);
+        let lake = json!({"severity": 1, "source": "Lake", "message": "from disk", "range":
+            {"start": {"line": 4, "character": 0}, "end": {"line": 4, "character": 1}}});
+        let report = json!({"uri": URI, "diagnostics": [lake]});
+        assert!(document.publish(&report).is_empty());
+        assert_eq!(messages(&document), ["own"]);
+        // Lean's own publishes, versioned or not, still replace.
+        publish(&mut document, 1, None, &["again"]);
+        assert_eq!(messages(&document), ["again"]);
+        document.publish(&json!({"uri": URI, "diagnostics": []}));
+        assert_eq!(messages(&document), Vec::<String>::new());
     }
 
     #[test]

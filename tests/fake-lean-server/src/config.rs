@@ -88,12 +88,27 @@ pub enum Garbage {
     Huge,
 }
 
+/// The publish that clears a closed document's diagnostics, by Lean's era (LLS Part 3 and the
+/// watchdog's `handleDidClose`/`terminateFileWorker`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CloseClear {
+    /// Newer watchdogs: at once, with the document's last version.
+    Last,
+    /// Older watchdogs: when the worker exits, with the version the worker was started at (the
+    /// open or the last restart), captured when it started.
+    Started,
+    /// The first watchdog: no clearing publish at all.
+    None,
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub trace: Option<PathBuf>,
     pub order: DiagOrder,
     pub incremental: bool,
     pub refresh: bool,
+    /// Which version the clearing publish after `didClose` carries.
+    pub close_clear: CloseClear,
     pub definition: DefinitionMode,
     pub gate_dir: Option<PathBuf>,
     pub hang: Vec<String>,
@@ -119,6 +134,11 @@ fn var(name: &str) -> Option<String> {
 
 fn flag(name: &str) -> bool {
     var(name).is_some_and(|v| v != "0" && v != "false")
+}
+
+/// A switch that is on unless set to `0` or `false`.
+fn off(name: &str) -> bool {
+    var(name).is_some_and(|v| v == "0" || v == "false")
 }
 
 impl Config {
@@ -157,8 +177,13 @@ impl Config {
         Config {
             trace: var("FAKE_LEAN_TRACE").map(PathBuf::from),
             order,
-            incremental: flag("FAKE_LEAN_INCREMENTAL"),
-            refresh: flag("FAKE_LEAN_REFRESH"),
+            incremental: !off("FAKE_LEAN_INCREMENTAL"),
+            refresh: !off("FAKE_LEAN_REFRESH"),
+            close_clear: match var("FAKE_LEAN_CLOSE_CLEAR").as_deref() {
+                Some("started") => CloseClear::Started,
+                Some("none") => CloseClear::None,
+                _ => CloseClear::Last,
+            },
             definition,
             gate_dir: var("FAKE_LEAN_GATE_DIR").map(PathBuf::from),
             hang: var("FAKE_LEAN_HANG")

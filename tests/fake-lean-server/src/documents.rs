@@ -6,7 +6,7 @@
 //! imports stale. What is then reported is in `reports.rs`.
 
 use crate::analysis::Analysis;
-use crate::config::TwinMode;
+use crate::config::{CloseClear, TwinMode};
 use crate::elab::{self, Job};
 use crate::project::Project;
 use crate::server::Server;
@@ -44,6 +44,8 @@ pub struct Doc {
     pub analysis: Arc<Analysis>,
     pub version: i64,
     pub max_version: i64,
+    /// The version its worker was started at (the open, or the last restart).
+    pub started_version: i64,
     pub generation: u64,
     pub worker: Option<Worker>,
     pub elab: Sender<Job>,
@@ -111,6 +113,7 @@ impl Server {
             analysis,
             version,
             max_version: version,
+            started_version: version,
             generation,
             worker: None,
             elab,
@@ -155,6 +158,8 @@ impl Server {
             Err(e) => eprintln!("fake-lake: cannot start a worker for {uri}: {e}"),
         }
         let open = self.open_analyses();
+        let doc = self.docs.get_mut(uri).expect("open");
+        doc.started_version = doc.version;
         let doc = &self.docs[uri];
         let a = doc.analysis.clone();
         let mode = doc.mode.clone();
@@ -339,9 +344,14 @@ impl Server {
         if let Some(w) = doc.worker {
             w.release();
         }
+        let version = match self.cfg.close_clear {
+            CloseClear::Last => doc.version,
+            CloseClear::Started => doc.started_version,
+            CloseClear::None => return,
+        };
         self.out.notify(
             "textDocument/publishDiagnostics",
-            json!({"uri": uri, "diagnostics": []}),
+            json!({"uri": uri, "version": version, "diagnostics": []}),
         );
     }
 

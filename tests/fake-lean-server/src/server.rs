@@ -431,6 +431,11 @@ impl Server {
 
     /// A server→client request with a numeric id (the watchdog renumbers them).
     pub fn server_request(&mut self, method: &str) {
+        // Shutting down terminates the workers, and the watchdog forwards nothing of theirs after
+        // (`shutdown` in `Server/Watchdog.lean`): a worker's refresh cannot follow the answer.
+        if self.phase == Phase::ShutDown {
+            return;
+        }
         let id = json!(self.next_request_id);
         self.next_request_id += 1;
         self.outstanding.insert(id.to_string(), method.to_owned());

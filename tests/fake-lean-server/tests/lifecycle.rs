@@ -203,6 +203,78 @@ fn close_fails_pending_requests_then_clears_diagnostics() {
     assert_eq!(clear["params"]["uri"], uri);
 }
 
+/// The clearing publish after `didClose` names a version in every era that sends one: the last
+/// (newer watchdogs) or the one the worker started at (older ones, from `forwardMessages`).
+#[test]
+fn the_clearing_publish_after_close_carries_the_version_of_its_era() {
+    for (era, expected) in [("last", Some(3)), ("started", Some(1)), ("none", None)] {
+        let mut c = Client::ready(Opts::default().env("FAKE_LEAN_CLOSE_CLEAR", era));
+        let uri = c.project.uri("Fixture/Edit.lean");
+        c.open_text(&uri, "def a := 1\n", 1, None);
+        c.sync(&uri, 1);
+        c.change_full(&uri, 2, "def a := 2\n");
+        c.change_full(&uri, 3, "def a := 3\n");
+        c.sync(&uri, 3);
+        c.close(&uri);
+        // A request after the close: its answer follows anything the close sent.
+        let after = c.request("textDocument/hover", Client::at(&uri, 0, 4));
+        assert_eq!(c.error_code(&after), -32801);
+        let clears: Vec<Value> = c
+            .log
+            .iter()
+            .filter(|v| is_publish(v) && v["params"]["diagnostics"] == json!([]))
+            .filter(|v| v["params"]["uri"] == uri.as_str())
+            .cloned()
+            .collect();
+        let versions: Vec<Option<i64>> = clears
+            .iter()
+            .map(|v| v["params"]["version"].as_i64())
+            .collect();
+        match expected {
+            Some(version) => assert_eq!(versions.last(), Some(&Some(version)), "{era}: {clears:?}"),
+            None => assert!(versions.iter().all(Option::is_some), "{era}: {clears:?}"),
+        }
+    }
+}
+
+/// Lean ≥ 4.31 is the default: incremental publishes for a client that declares them, and
+/// refresh requests whatever it declared.
+#[test]
+fn by_default_this_lean_is_incremental_and_asks_for_refreshes() {
+    let mut c = Client::start(Project::new(), Opts::default());
+    c.handshake(json!({"lean": {"incrementalDiagnosticSupport": true}}));
+    let uri = c.open("Fixture/TypeError.lean");
+    let msgs = c.sync(&uri, 1);
+    assert!(
+        msgs.iter()
+            .filter(|m| is_publish(m))
+            .all(|p| p["params"]["isIncremental"].is_boolean())
+    );
+    c.wait_for("a refresh request", |v| {
+        v["method"] == "workspace/semanticTokens/refresh"
+    });
+    let mut old = Client::ready(
+        Opts::default()
+            .env("FAKE_LEAN_INCREMENTAL", "0")
+            .env("FAKE_LEAN_REFRESH", "0"),
+    );
+    let uri = old.open("Fixture/TypeError.lean");
+    let msgs = old.sync(&uri, 1);
+    assert!(
+        msgs.iter()
+            .filter(|m| is_publish(m))
+            .all(|p| p["params"].get("isIncremental").is_none())
+    );
+    old.close(&uri);
+    let after = old.request("textDocument/hover", Client::at(&uri, 0, 4));
+    assert_eq!(old.error_code(&after), -32801);
+    assert!(
+        !old.log
+            .iter()
+            .any(|v| v["method"] == "workspace/semanticTokens/refresh")
+    );
+}
+
 #[test]
 fn range_edits_and_full_text_edits() {
     let mut c = Client::ready(Opts::default());

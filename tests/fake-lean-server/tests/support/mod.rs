@@ -279,7 +279,9 @@ impl Client {
             Err(RecvTimeoutError::Disconnected) => None,
         }?;
         self.log.push(v.clone());
+        // A request read after the client closed its side (`finish`) goes unanswered.
         if self.auto_answer
+            && self.stdin.is_some()
             && v.get("method").is_some()
             && let Some(id) = v.get("id").cloned()
         {
