@@ -318,6 +318,26 @@ impl HostError {
         }))
     }
 
+    /// `invalidParams` (`headerFailed`): Lean could not process the header of `path` (a Lake
+    /// setup that failed, an import that does not exist), so it checked nothing of the file and
+    /// has nothing to say about any position in it; `lean_message` is the header error as Lean
+    /// published it.
+    pub fn header_failed(path: &str, version: i64, lean_message: &str) -> Self {
+        let first = lean_message.lines().next().unwrap_or_default();
+        HostError::invalid_params(format!(
+            "{path}: Lean could not process the file's header (its imports), so it checked \
+             nothing of it (version {version}) and has no answer for any position in it; Lean \
+             said: {first}. Fix the header (lean_sync on {path} lists Lean's error), then call \
+             again"
+        ))
+        .with_data(json!({
+            "reason": "headerFailed",
+            "path": path,
+            "version": version,
+            "leanMessage": lean_message.chars().take(LEAN_MESSAGE_CHARS).collect::<String>(),
+        }))
+    }
+
     /// `invalidParams` (`leanLacksFeature`): this Lean's `initialize` result does not offer
     /// `capability`, which `method` needs, so it was not asked; `instead` is what else to try.
     pub fn lean_lacks_feature(

@@ -554,3 +554,45 @@ fn an_uncaught_exception_after_an_ordinary_error_is_reported_as_the_worker_exiti
     }
     a_crash_after_an_ordinary_error("crash exit1", "workerExited");
 }
+
+/// Hover and goals on a file whose header Lean could not process: Lean answers `null`, since it
+/// checked nothing (its `cmdSnaps` are empty), and may answer before it publishes the header
+/// error. An empty answer there is no answer: the call names the header failure, in Lean's words,
+/// in both report orders.
+fn nothing_is_answered_about_a_file_whose_header_failed(order: &str) {
+    let project = Project::fixture();
+    let path = "Fixture/Broken.lean";
+    project.write(
+        path,
+        "-- fake: setup-fail \"error: unknown package 'Missing'\"\nimport Missing\n\n\
+         theorem one : 1 = 1 := by\n  rfl\n",
+    );
+    let mut lean = Lean::start(&[&project], &[], &[("FAKE_LEAN_DIAG_ORDER", order)]);
+    // Opened, not waited on: the questions may reach Lean before its header error is out.
+    let opened = lean.ok("lean_update", args(&project, path, json!({})));
+    let at = json!({"line": 4, "character": 2, "version": opened["version"]});
+    for (tool, more) in [
+        ("lean_hover", json!({})),
+        ("lean_goals", json!({"mode": "before"})),
+    ] {
+        let mut arguments = at.clone();
+        arguments.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
+        let failed = lean.fails(tool, args(&project, path, arguments), "invalidParams");
+        assert_eq!(failed["data"]["reason"], "headerFailed", "{tool}: {failed}");
+        assert_eq!(failed["data"]["path"], path, "{tool}: {failed}");
+        assert!(failed["data"]["leanMessage"].as_str().is_some_and(|m| !m.is_empty()));
+        let message = failed["message"].as_str().unwrap();
+        assert!(message.contains("header") && message.contains("lean_sync"), "{message}");
+    }
+    lean.finish_without_violations();
+}
+
+#[test]
+fn nothing_is_answered_about_a_file_whose_header_failed_error_first() {
+    nothing_is_answered_about_a_file_whose_header_failed("diagnostics-first");
+}
+
+#[test]
+fn nothing_is_answered_about_a_file_whose_header_failed_fatal_progress_first() {
+    nothing_is_answered_about_a_file_whose_header_failed("progress-first");
+}

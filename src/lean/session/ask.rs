@@ -27,7 +27,8 @@
 //!    request for the text it has when it gets there, so when another call gave Lean a newer
 //!    text before the request was sent or before it was answered, the answer could describe
 //!    that text, and the call gets `contentModified` (`documentVersionMismatch`) instead. A
-//!    revival (the same text) is no change.
+//!    revival (the same text) is no change. An empty answer counts only once Lean is known to
+//!    have processed the document's header (`barrier::header_processed`).
 
 use std::pin::pin;
 
@@ -129,10 +130,18 @@ pub async fn ask_once(
     let live = LiveDiagnostics::Off;
     let request = ask(set, document, caller, live, &mut events, method, checked);
     let (answer, _) = request.await?;
+    if is_empty(&answer) {
+        super::barrier::header_processed(set, document, caller).await?;
+    }
     match set.mirror().get(&document.uri) {
         Some(current) if !same(&current) => Err(moved_on(&current)),
         _ => Ok(answer),
     }
+}
+
+/// Whether Lean's answer says nothing: `null` or `[]`.
+fn is_empty(answer: &Value) -> bool {
+    answer.is_null() || answer.as_array().is_some_and(Vec::is_empty)
 }
 
 /// The request, sent again once after a crash (see the contract).

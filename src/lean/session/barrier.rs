@@ -18,16 +18,24 @@
 //!    A version whose imports are out of date is not final: `syncBarrierIncomplete`, with the
 //!    stale notices and a recovery plan. A version whose worker crashed is not final either:
 //!    the typed crash (`HostError::worker_crashed`), never an ordinary-looking result.
+//! 4. An empty answer (`null`, `[]`) about a document is only an answer once Lean is known to
+//!    have processed its header: Lean answers `null` about a file whose header failed (it
+//!    checked nothing), possibly before it publishes the header error. [`header_processed`]
+//!    reads what the mirror already knows (the header error, or progress past the header) and
+//!    only when it knows neither waits here for the version's barrier; a header failure is
+//!    `importBuildFailed` or `headerFailed` (`invalidParams`) with Lean's words, a crash or
+//!    out-of-date imports their typed errors.
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast::Receiver;
 
 use super::ask::ask;
-use super::mirror::{DocEvent, Document};
+use super::mirror::{DocEvent, Document, same_text};
 use super::report::LiveDiagnostics;
 use super::set::DocumentSet;
 use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
+use crate::lean::text::Position;
 
 /// Which newer versions a barrier follows (see the contract).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -81,6 +89,42 @@ pub async fn barrier(
         }
         document = current;
     }
+}
+
+/// For an empty answer about `document`: whether Lean processed its header (see the contract).
+pub async fn header_processed(
+    set: &DocumentSet,
+    document: &Document,
+    caller: &Caller<'_>,
+) -> Result<(), HostError> {
+    let Some(current) = set.mirror().get(&document.uri) else {
+        return Ok(());
+    };
+    if !same_text(&current.text, &document.text) {
+        // Another text: the caller's own check reports that.
+        return Ok(());
+    }
+    if let Some(known) = header_outcome(caller.path, &current) {
+        return known;
+    }
+    let mut events = set.mirror().subscribe();
+    let live = LiveDiagnostics::Off;
+    let checked = barrier(set, current, caller, live, &mut events, Follow::AnyText).await?;
+    header_outcome(caller.path, &checked).unwrap_or(Ok(()))
+}
+
+/// What `document` says of its header, when it says anything yet.
+fn header_outcome(path: &str, document: &Document) -> Option<Result<(), HostError>> {
+    if let Some(error) = document.header_error() {
+        let failed = import_build_failed(path, document).unwrap_or_else(|| {
+            HostError::header_failed(path, document.version, &error.message)
+        });
+        return Some(Err(failed));
+    }
+    let progress = &document.progress;
+    let past_header = (progress.done && !progress.fatal)
+        || (!progress.fatal && progress.checking_at.is_some_and(|at| at != Position::new(0, 0)));
+    past_header.then_some(Ok(()))
 }
 
 fn import_build_failed(path: &str, document: &Document) -> Option<HostError> {
