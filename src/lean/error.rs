@@ -206,11 +206,9 @@ impl HostError {
     }
 
     /// `runtimeSetup` (`twinSetupFailed`): Lean could not process the header of the hidden twin
-    /// a run needs, so nothing of the run was checked. `lean_message` is Lean's own text;
-    /// `on_disk` whether the twin was already written under `.lake/beam` (the fallback for a
-    /// Lake that cannot set up a missing file). When the file's own header fails the same way,
-    /// that is what to fix first.
-    pub fn twin_setup_failed(path: &str, lean_message: &str, on_disk: bool) -> Self {
+    /// a run needs, so nothing of the run was checked. `lean_message` is Lean's own text. When
+    /// the file's own header fails the same way, that is what to fix first.
+    pub fn twin_setup_failed(path: &str, lean_message: &str) -> Self {
         HostError::new(
             code::RUNTIME_SETUP,
             format!(
@@ -224,7 +222,6 @@ impl HostError {
             "reason": "twinSetupFailed",
             "path": path,
             "leanMessage": lean_message,
-            "twinOnDisk": on_disk,
         }))
     }
 

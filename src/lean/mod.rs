@@ -19,7 +19,7 @@
 //! | one request about a document; reviving a crashed worker; the crash grace | `session/ask.rs` |
 //! | progress, the liveness notice and live logs while a call waits on a document | `session/report.rs` |
 //! | goals in the goal shape | `session/goals.rs` |
-//! | an on-disk twin's file: only inside `.lake`, created new, never written or removed through a link | `session/twin_file.rs` |
+//! | a twin's link to its real file (so Lake sets the twin up as the real module): only inside `.lake`, created new, never made or removed through another link | `session/twin_file.rs` |
 //! | starting `lake serve`, the handshake, bounded typed requests with the stderr tail, retirement, shutdown | `server/mod.rs` |
 //! | what this Lean offers (its `initialize` capabilities), and which request needs which | `server/capabilities.rs` |
 //! | the child's process group, its stderr tail, spawning owned children | `server/process.rs` |

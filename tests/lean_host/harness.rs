@@ -389,9 +389,9 @@ pub fn twin_files(project: &Project) -> Vec<(String, String)> {
     found
 }
 
-/// Whether a URI is one of the host's hidden twins.
+/// Whether a URI is one of the host's hidden twins (links under `.lake/beam/twins`).
 pub fn is_twin_uri(uri: &str) -> bool {
-    uri.contains("beam-twin") || uri.contains("/.lake/beam/")
+    uri.contains("/.lake/beam/")
 }
 
 /// Replays what one fake `lake serve` was told to open and close (its trace; a `start` event

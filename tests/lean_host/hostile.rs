@@ -350,7 +350,10 @@ fn every_hostile_input_gets_its_precise_answer_and_the_server_serves_on() {
         ("a path that does not exist", "Fixture/Missing.lean"),
         ("a path that is not Lean", "lakefile.toml"),
         ("a path that is a directory", "Fixture"),
-        ("a path naming a twin", "Fixture/Basic.beam-twin.lean"),
+        (
+            "a path naming a twin",
+            ".lake/beam/twins/1-1/Fixture/Basic.lean",
+        ),
     ]
     .into_iter()
     .enumerate()
@@ -479,7 +482,10 @@ fn every_hostile_input_gets_its_precise_answer_and_the_server_serves_on() {
             "closing a missing file that is not Lean",
             "Fixture/Missing.txt",
         ),
-        ("closing a missing twin", "Fixture/Missing.beam-twin.lean"),
+        (
+            "closing a missing twin",
+            ".lake/beam/twins/1-1/Fixture/Missing.lean",
+        ),
         (
             "closing a missing Lean file of the workspace",
             "Fixture/Missing.lean",
@@ -609,11 +615,6 @@ fn a_link_planted_under_lake_never_lets_a_twin_be_written_or_removed_through_it(
         Plant::TwinName("../../../../../Victim.lean"),
     ] {
         let project = Project::fixture();
-        // A sibling of that name on disk moves the twins under .lake/beam/twins.
-        project.write(
-            "Fixture/Basic.beam-twin.lean",
-            "-- the project's own file\n",
-        );
         project.write("Victim.lean", VICTIM);
         let outside = tempfile::tempdir().unwrap();
         let root = std::fs::canonicalize(project.root()).unwrap();

@@ -21,15 +21,30 @@ fn run_at(project: &Project, version: &Value, line: u64, character: u64, text: &
     )
 }
 
+/// How many twins Lean was asked to open.
+fn twins_opened(lean: &Lean) -> usize {
+    lean.trace()
+        .iter()
+        .filter(|t| t["method"] == "textDocument/didOpen")
+        .filter(|t| t["uri"].as_str().is_some_and(crate::harness::is_twin_uri))
+        .count()
+}
+
 fn run_with(project: &Project, handle: &Value, text: &str) -> Value {
     args(project, BASIC, json!({"handle": handle, "text": text}))
 }
 
-/// The messages Lean received about one URI (by a part of it), as method names.
-fn received_for(lean: &Lean, uri_part: &str) -> Vec<String> {
+/// The messages Lean received about one document, as method names: the real file whose URI
+/// ends with `path`, or its twins (`twin`).
+fn received_for(lean: &Lean, path: &str, twin: bool) -> Vec<String> {
     lean.trace()
         .iter()
-        .filter(|t| t["dir"] == "in" && t["uri"].as_str().is_some_and(|u| u.contains(uri_part)))
+        .filter(|t| t["dir"] == "in")
+        .filter(|t| {
+            t["uri"]
+                .as_str()
+                .is_some_and(|u| u.ends_with(path) && crate::harness::is_twin_uri(u) == twin)
+        })
         .map(|t| t["method"].as_str().unwrap_or("response").to_owned())
         .collect()
 }
@@ -96,9 +111,20 @@ fn a_tactic_run_answers_the_goals_after_it_and_touches_nothing() {
         )
         .unwrap()
     );
+    let beside: Vec<_> = std::fs::read_dir(project.root().join("Fixture"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+        .collect();
     assert!(
-        !project.root().join("Fixture/Basic.beam-twin.lean").exists(),
-        "a twin is never written beside the file"
+        beside.is_empty(),
+        "nothing is made among the sources: {beside:?}"
+    );
+    let twins = crate::harness::twin_files(&project);
+    assert_eq!(twins.len(), 1, "{twins:?}");
+    assert_eq!(
+        twins[0].1, BASIC,
+        "the twin is a link under .lake/beam/twins"
     );
     crate::harness::snapshot("run_at_tactic", lean.server.finish_clean());
 }
@@ -307,7 +333,7 @@ fn runs_at_one_position_ask_lean_for_its_proof_mode_once_per_version() {
     let project = Project::fixture();
     let mut lean = Lean::start(&[&project], &[], &[]);
     let goal_queries = |lean: &Lean| {
-        received_for(lean, "Basic.lean")
+        received_for(lean, BASIC, false)
             .iter()
             .filter(|m| *m == "$/lean/plainGoal")
             .count()
@@ -356,7 +382,7 @@ fn a_warm_run_sends_lean_one_did_change_and_no_did_open() {
         "lean_run_at",
         run_at(&project, &version, AND_SWAP_BODY, 2, "constructor"),
     );
-    let cold = received_for(&lean, "beam-twin");
+    let cold = received_for(&lean, BASIC, true);
     assert_eq!(
         cold.iter().filter(|m| *m == "textDocument/didOpen").count(),
         1
@@ -365,12 +391,12 @@ fn a_warm_run_sends_lean_one_did_change_and_no_did_open() {
         "lean_run_at",
         run_at(&project, &version, AND_SWAP_BODY, 2, "exact ⟨hq, hp⟩"),
     );
-    let warm = &received_for(&lean, "beam-twin")[cold.len()..];
+    let warm = &received_for(&lean, BASIC, true)[cold.len()..];
     let count = |m: &str| warm.iter().filter(|w| *w == m).count();
     assert_eq!(count("textDocument/didOpen"), 0, "{warm:?}");
     assert_eq!(count("textDocument/didChange"), 1, "{warm:?}");
     assert!(
-        received_for(&lean, "Basic.lean")
+        received_for(&lean, BASIC, false)
             .iter()
             .all(|m| m != "textDocument/didChange"),
         "the user's document is never edited"
@@ -379,7 +405,7 @@ fn a_warm_run_sends_lean_one_did_change_and_no_did_open() {
     lean.ok("lean_close", args(&project, BASIC, json!({})));
     lean.wait_received("the twin's didClose", |t| {
         t["method"] == "textDocument/didClose"
-            && t["uri"].as_str().is_some_and(|u| u.contains("beam-twin"))
+            && t["uri"].as_str().is_some_and(crate::harness::is_twin_uri)
     });
     lean.server.finish_clean();
 }
@@ -456,11 +482,11 @@ fn runs_on_one_document_queue_and_runs_on_two_run_together() {
     lean.server.finish_clean();
 }
 
-/// A Lake that cannot set up a twin that is not on disk, worded as each worker era words it
-/// (`lean-language-server.md` Part 3): the mid-era command with Lake's absolute path, or Lake's
-/// own error alone. The host tells it by its shape, moves twins to disk, and no run is judged
-/// on a twin Lean never checked: a failing tactic fails, text that is not Lean fails.
-fn twins_move_to_disk_when_lake_cannot_set_one_up(setup_text: &str) {
+/// A Lake that cannot set up a file missing from disk (mid-2025: `realPath` fails), in either
+/// way a worker words that failure (`lean-language-server.md` Part 3): a twin is a link on disk
+/// to the real file, so Lake sets it up, first time, and runs are judged on what Lean checked: a
+/// failing tactic fails, a good one gives its goals.
+fn twins_run_where_lake_cannot_set_up_a_missing_file(setup_text: &str) {
     let project = Project::fixture();
     let env = [
         ("FAKE_LEAN_TWIN", "fail"),
@@ -482,53 +508,68 @@ fn twins_move_to_disk_when_lake_cannot_set_one_up(setup_text: &str) {
     assert_eq!(ran["success"], true, "{ran}");
     assert_eq!(targets(&ran), ["q", "p"]);
     assert_eq!(crate::harness::twin_files(&project).len(), 1, "on disk");
+    assert_eq!(twins_opened(&lean), 1, "one twin, set up the first time");
     lean.finish_without_violations();
 }
 
 #[test]
-fn a_mid_era_lake_naming_itself_by_its_absolute_path_moves_twins_to_disk() {
+fn a_mid_era_lake_sets_up_the_linked_twin() {
     if crate::harness::fake_only("the mid-era worker's setup failure") {
         return;
     }
-    twins_move_to_disk_when_lake_cannot_set_one_up("command");
+    twins_run_where_lake_cannot_set_up_a_missing_file("command");
 }
 
 #[test]
-fn a_newer_worker_writing_lakes_own_error_moves_twins_to_disk() {
+fn a_lake_failing_missing_files_in_lakes_own_words_sets_up_the_linked_twin() {
     if crate::harness::fake_only("the newer worker's setup failure") {
         return;
     }
-    twins_move_to_disk_when_lake_cannot_set_one_up("bare");
+    twins_run_where_lake_cannot_set_up_a_missing_file("bare");
 }
 
-/// A twin whose header fails on disk too (here the file's own header fails) gives no verdict:
-/// a typed error with Lean's words, never `success: true` for a probe Lean never ran.
+/// A run never gives a verdict Lean did not give. A file whose own header fails is named as
+/// such before any twin is made; a twin whose header fails (here a fault of the fake's Lake for
+/// twins alone) is `twinSetupFailed` with Lean's words, never `success: true` for a probe Lean
+/// never ran — in both ways a worker words a failed set-up.
 #[test]
 fn a_twin_whose_header_fails_gives_no_verdict_but_lean_s_words() {
     if crate::harness::fake_only("a twin whose header fails") {
         return;
     }
-    let project = Project::fixture();
-    let path = "Fixture/Broken.lean";
-    project.write(
-        path,
-        "-- fake: setup-fail \"error: unknown package 'Missing'\"\nimport Missing\n\ntheorem t : True := by\n  trivial\n",
-    );
+    let body = "import Missing\n\ntheorem t : True := by\n  trivial\n";
     for setup_text in ["command", "bare"] {
-        let mut lean = Lean::start(&[&project], &[], &[("FAKE_LEAN_SETUP_TEXT", setup_text)]);
-        let version = lean.ok("lean_sync", args(&project, path, json!({})))["version"].clone();
-        for text in ["exact nonsense", "trivial", "this is not Lean ⟨"] {
-            let run = args(
-                &project,
+        for twins_only in [false, true] {
+            let project = Project::fixture();
+            let path = "Fixture/Broken.lean";
+            let only = if twins_only { " twins" } else { "" };
+            project.write(
                 path,
-                json!({"version": version, "line": 4, "character": 2, "text": text}),
+                &format!("-- fake: setup-fail \"error: unknown package 'Missing'\"{only}\n{body}"),
             );
-            let failed = lean.fails("lean_run_at", run, "runtimeSetup");
-            assert_eq!(failed["data"]["reason"], "twinSetupFailed", "{failed}");
-            let said = failed["data"]["leanMessage"].as_str().unwrap();
-            assert!(said.contains("unknown package 'Missing'"), "{failed}");
+            let env = [("FAKE_LEAN_SETUP_TEXT", setup_text)];
+            let mut lean = Lean::start(&[&project], &[], &env);
+            let version =
+                lean.ok("lean_update", args(&project, path, json!({})))["version"].clone();
+            for text in ["exact nonsense", "trivial", "this is not Lean ⟨"] {
+                let run = args(
+                    &project,
+                    path,
+                    json!({"version": version, "line": 4, "character": 2, "text": text}),
+                );
+                let (code, reason) = if twins_only {
+                    ("runtimeSetup", "twinSetupFailed")
+                } else {
+                    ("invalidParams", "headerFailed")
+                };
+                let failed = lean.fails("lean_run_at", run, code);
+                assert_eq!(failed["data"]["reason"], reason, "{failed}");
+                let said = failed["data"]["leanMessage"].as_str().unwrap();
+                assert!(said.contains("unknown package 'Missing'"), "{failed}");
+            }
+            assert_eq!(twins_opened(&lean) > 0, twins_only, "{setup_text}");
+            lean.finish_without_violations();
         }
-        lean.finish_without_violations();
     }
 }
 
@@ -610,10 +651,7 @@ fn a_lake_that_cannot_set_up_a_missing_file_gets_twins_on_disk() {
         json!({"workspace": project.descriptor(), "query": "and_swap"}),
     );
     let shown = symbols.to_string();
-    assert!(
-        !shown.contains("beam-twin") && !shown.contains(".lake/beam"),
-        "{shown}"
-    );
+    assert!(!shown.contains(".lake/beam"), "{shown}");
     assert_eq!(symbols["result"].as_array().unwrap().len(), 1, "{symbols}");
     let twin = lean.fails(
         "lean_hover",
@@ -664,7 +702,7 @@ fn twins_beyond_the_budget_are_closed_least_recently_used_first() {
         t["method"] == "textDocument/didClose"
             && t["uri"]
                 .as_str()
-                .is_some_and(|u| u.ends_with("Basic.beam-twin.lean"))
+                .is_some_and(|u| crate::harness::is_twin_uri(u) && u.ends_with(BASIC))
     });
     let stats = lean.ok("beam_stats", json!({}));
     assert_eq!(
@@ -672,4 +710,64 @@ fn twins_beyond_the_budget_are_closed_least_recently_used_first() {
         "{stats}"
     );
     lean.server.finish_clean();
+}
+
+/// A probe sees the options Lake gives the real module: here its library's `autoImplicit :=
+/// false`, which a twin set up as a file outside every library would not get (new Lake gives it
+/// the root package's options, old Lake none), so `y` would be bound automatically and the probe
+/// would succeed where the same text in the file fails. On every Lake era; the real-Lean lane runs
+/// it against the installed one (the `-- fake:` comment is the fake's error; Lean ignores it).
+#[test]
+fn a_probe_sees_the_options_of_the_real_module_on_any_lake() {
+    let eras: &[&[(&str, &str)]] = if crate::harness::real_lake().is_some() {
+        &[&[]]
+    } else {
+        &[
+            &[],
+            &[("FAKE_LAKE_EXTERNAL_OPTIONS", "none")],
+            &[
+                ("FAKE_LEAN_TWIN", "fail"),
+                ("FAKE_LEAN_SETUP_TEXT", "command"),
+            ],
+        ]
+    };
+    let probe = "theorem probe_y : y = y := rfl -- fake: error \"unknown identifier 'y'\" on \"y\" when \"autoImplicit=false\"";
+    for env in eras {
+        let project = Project::fixture();
+        project.write(
+            "lakefile.toml",
+            "name = \"fixture\"\nversion = \"0.1.0\"\ndefaultTargets = [\"Fixture\"]\n\n\
+             [[lean_lib]]\nname = \"Fixture\"\nleanOptions = {autoImplicit = false}\n",
+        );
+        let path = "Fixture/Implicit.lean";
+        project.write(
+            path,
+            "theorem base : 1 = 1 := rfl\n\ntheorem later : True := by\n  trivial\n",
+        );
+        let mut lean = Lean::start(&[&project], &[], env);
+        let version = lean.ok("lean_sync", args(&project, path, json!({})))["version"].clone();
+        let ran = lean.ok(
+            "lean_run_at",
+            args(
+                &project,
+                path,
+                json!({"version": version, "line": 2, "character": 0, "text": probe}),
+            ),
+        );
+        assert_eq!(ran["success"], false, "{env:?}: {ran}");
+        assert!(
+            ran["messages"]
+                .to_string()
+                .contains("unknown identifier 'y'"),
+            "{env:?}: {ran}"
+        );
+        // The same text in the file fails the same way.
+        project.write(path, &format!("theorem base : 1 = 1 := rfl\n\n{probe}\n"));
+        let synced = lean.ok("lean_sync", args(&project, path, json!({})));
+        assert_eq!(
+            synced["diagnostics"]["counts"]["error"], 1,
+            "{env:?}: {synced}"
+        );
+        lean.finish_without_violations();
+    }
 }

@@ -354,8 +354,8 @@ pub(super) enum Role {
 pub(super) struct Twin {
     /// The real document's URI.
     pub real: Arc<str>,
-    /// Where it lives on disk, when it is written there.
-    pub written: Option<super::twin_file::TwinFile>,
+    /// Its link on disk, to the real file.
+    pub link: super::twin_file::TwinFile,
     /// Where its current probe starts: everything before is the real text.
     pub probe_start: Position,
 }
@@ -382,8 +382,6 @@ pub(super) struct Entry {
 pub(super) struct State {
     pub entries: HashMap<Arc<str>, Entry>,
     pub clock: u64,
-    /// Twins are written to disk from now on (a Lake that cannot set up a missing file).
-    pub twins_on_disk: bool,
     /// The runtime has ended: every call still holding a place gets this, and none gets one.
     pub ended: Option<crate::lean::error::HostError>,
 }

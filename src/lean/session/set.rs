@@ -26,8 +26,8 @@
 //!    new ones meanwhile, then closes it and its twin; a close that is cancelled closes nothing.
 //!    Everything given back, by a call that ends or is cancelled, goes back through this owner
 //!    at once: nothing is ever left out of the set yet open in Lean, or the reverse.
-//! 5. An on-disk twin's file (`speculation/twins.rs` places it) is written before Lean is given
-//!    its text and removed when the twin is closed, in the same step, never through a link
+//! 5. A twin's link (`speculation/twins.rs` places it) is made before Lean is given its text
+//!    and removed when the twin is closed, in the same step, never through another link
 //!    (`twin_file`).
 //! 6. [`DocumentSet::end`] ends the set with its runtime: twin files are removed at once, every
 //!    call waiting for a place or still holding one gets the runtime's end as its error when it
@@ -78,13 +78,13 @@ pub struct Synced {
     pub changed: bool,
 }
 
-/// Where a twin lives: its URI, and its file when it is written to disk.
+/// Where a twin lives: its URI, and its link on disk.
 #[derive(Debug, Clone)]
 pub struct Placement {
     /// The twin's URI.
     pub uri: Arc<str>,
-    /// Its file, for a twin on disk.
-    pub written: Option<TwinFile>,
+    /// Its link to the real file.
+    pub link: TwinFile,
 }
 
 /// The documents one Lean has open.
@@ -113,7 +113,7 @@ pub struct Pin {
 pub struct TwinLease {
     set: DocumentSet,
     uri: Arc<str>,
-    written: Option<TwinFile>,
+    link: TwinFile,
 }
 
 impl DocumentSet {
@@ -211,21 +211,21 @@ impl DocumentSet {
         Ok(())
     }
 
-    /// Leases the twin of the document `real` pins, made where `place` says (its argument:
-    /// whether twins are on disk now) if it has none (see the contract).
+    /// Leases the twin of the document `real` pins, made where `place` says if it has none (see
+    /// the contract).
     pub async fn lease_twin(
         &self,
         real: &Pin,
-        place: impl Fn(bool) -> Placement,
+        place: impl Fn() -> Placement,
         caller: &Caller<'_>,
     ) -> Result<TwinLease, HostError> {
-        let (uri, written) = self
+        let (uri, link) = self
             .wait_for(caller, |set, state| set.try_lease(state, &real.uri, &place))
             .await?;
         Ok(TwinLease {
             set: self.clone(),
             uri,
-            written,
+            link,
         })
     }
 
@@ -233,8 +233,8 @@ impl DocumentSet {
         &self,
         state: &mut State,
         real: &Arc<str>,
-        place: &dyn Fn(bool) -> Placement,
-    ) -> Result<(Arc<str>, Option<TwinFile>), String> {
+        place: &dyn Fn() -> Placement,
+    ) -> Result<(Arc<str>, TwinFile), String> {
         state.clock += 1;
         let now = state.clock;
         if let Some((uri, entry)) = state.entries.iter_mut().find(|(_, e)| twin_of(e, real)) {
@@ -247,7 +247,7 @@ impl DocumentSet {
             }
             entry.users = 1;
             entry.last_used = now;
-            return Ok((uri.clone(), written(entry)));
+            return Ok((uri.clone(), link_of(entry)));
         }
         let limit = self.inner.limits.twins.max(1);
         let twin = |e: &Entry| matches!(e.role, Role::Twin(_));
@@ -266,16 +266,16 @@ impl DocumentSet {
             };
             self.close_locked(state, &victim);
         }
-        let placement = place(state.twins_on_disk);
+        let placement = place();
         let role = Role::Twin(Twin {
             real: real.clone(),
-            written: placement.written.clone(),
+            link: placement.link.clone(),
             probe_start: Position::default(),
         });
         let mut made = entry(role, now);
         made.users = 1;
         state.entries.insert(placement.uri.clone(), made);
-        Ok((placement.uri, placement.written))
+        Ok((placement.uri, placement.link))
     }
 
     /// Runs `attempt` under the lock until it succeeds, waiting between attempts for something
@@ -367,7 +367,7 @@ impl DocumentSet {
             );
         }
         match entry.role {
-            Role::Twin(twin) => remove_written(twin.written.as_ref()),
+            Role::Twin(twin) => twin.link.remove(),
             Role::Real => {
                 let twin = state
                     .entries
@@ -586,7 +586,7 @@ impl DocumentSet {
             state.ended = Some(why);
             for entry in state.entries.values() {
                 if let Role::Twin(twin) = &entry.role {
-                    remove_written(twin.written.as_ref());
+                    twin.link.remove();
                 }
             }
         }
@@ -647,37 +647,19 @@ impl TwinLease {
         &self.uri
     }
 
-    /// Whether the twin is written to disk.
-    pub fn is_written(&self) -> bool {
-        self.written.is_some()
-    }
-
-    /// Gives Lean `text` as the twin's whole text, whose probe starts at `probe_start`, writing
-    /// its file first when it lives on disk; never saved (nothing imports a twin).
+    /// Gives Lean `text` as the twin's whole text, whose probe starts at `probe_start`, making
+    /// its link first; never saved (nothing imports a twin).
     pub async fn give(
         &self,
         text: &str,
         probe_start: Position,
         caller: &Caller<'_>,
     ) -> Result<Document, HostError> {
-        if let Some(file) = &self.written {
-            file.write(text).await?;
-        }
+        self.link.link().await?;
         let given = self
             .set
             .give(&self.uri, text.into(), false, Some(probe_start), caller);
         Ok(given.await?.document)
-    }
-
-    /// Closes this twin and moves the runtime's twins to disk for good (a Lake that cannot set
-    /// up a file that is not on disk); the next lease makes the twin there.
-    pub fn fall_back_to_disk(self) {
-        let mut state = self.set.inner.mirror.lock();
-        state.twins_on_disk = true;
-        if let Some(entry) = state.entries.get_mut(&self.uri) {
-            entry.users = 0;
-        }
-        self.set.close_locked(&mut state, &self.uri);
     }
 }
 
@@ -726,10 +708,10 @@ fn twin_of(entry: &Entry, real: &str) -> bool {
     matches!(&entry.role, Role::Twin(twin) if &*twin.real == real)
 }
 
-fn written(entry: &Entry) -> Option<TwinFile> {
+fn link_of(entry: &Entry) -> TwinFile {
     match &entry.role {
-        Role::Twin(twin) => twin.written.clone(),
-        Role::Real => None,
+        Role::Twin(twin) => twin.link.clone(),
+        Role::Real => unreachable!("twin_of found a twin"),
     }
 }
 
@@ -760,11 +742,4 @@ fn revival(batch: &mut Batch, document: &Document) {
             "contentChanges": [{"text": &*document.text}]
         }),
     );
-}
-
-/// Removes a twin's file, as `twin_file` does: only what a write made, never through a link.
-fn remove_written(file: Option<&TwinFile>) {
-    if let Some(file) = file {
-        file.remove();
-    }
 }

@@ -1,103 +1,115 @@
-//! An on-disk twin's file: the one place that writes or removes one. A project is untrusted
-//! input (a checked-out repository may hold any links), so nothing here follows a link.
+//! A twin's entry on disk: the one place that makes or removes one. A twin is a link, under
+//! `<root>/.lake/beam/twins`, to the real file it copies: Lean takes the twin's text from the
+//! client, never from the file, but Lake sets a file up by its real path (`resolvePath` is
+//! `IO.FS.realPath`, then `findModuleBySrc?`), so through the link it sets the twin up as the real
+//! module, with its library's `leanOptions`, plugins and name, on every Lake era (reference
+//! `lean-language-server.md` Part 3). A project is untrusted input (a checked-out repository may
+//! hold any links), so nothing here follows a link but the twin's own.
 //!
 //! Contract:
-//! 1. A twin file lives inside `<root>/.lake`, the workspace's build directory, and is reached
+//! 1. A twin link lives inside `<root>/.lake`, the workspace's build directory, and is reached
 //!    from there one component at a time: `.lake` and every directory below it on the way must
 //!    be a real directory (checked with `symlink_metadata`, never followed), and is created when
 //!    missing. A link, or anything that is not a directory, on the way is refused with
-//!    `invalidParams` (`twinPathUnsafe`, naming it), and nothing is written.
-//! 2. A text is written into a file created new beside the twin (exclusive, no-follow), then
-//!    renamed over the twin's name, which replaces that name and never writes through what it
-//!    held: Lean (and Lake) never see a half-written twin, and a link planted at the twin's name
-//!    is refused before anything is written, as on the way.
-//! 3. Removal removes only what a write made: the twin's file, if it is still a file (never
-//!    through a link), then its directories up to and including the per-owner one, while they
-//!    are empty. A twin never written (a refused write) removes nothing.
+//!    `invalidParams` (`twinPathUnsafe`, naming it), and nothing is made.
+//! 2. The link is created new (`symlink` never replaces an entry): anything already at the
+//!    twin's name is refused the same way, unless it is this twin's own link. A link that does
+//!    not resolve to the real file (a file system that rewrites links) is removed and refused:
+//!    Lake would not set the twin up as the real module.
+//! 3. Removal removes only what [`TwinFile::link`] made: the link, if it is still a link to the
+//!    real file, then its directories up to and including the per-owner one, while they are
+//!    empty. A twin never made removes nothing, and nothing is ever removed through a link.
 //!
-//! A link planted between the check and the write (by someone acting on the machine while the
-//! twin is written) is outside this contract; a project's own links are not.
+//! A link planted between the check and the creation (by someone acting on the machine while
+//! the twin is made) is outside this contract; a project's own links are not.
 
-use std::io::{ErrorKind, Write};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::lean::error::HostError;
 
-/// Where a twin's file is, and whether a write made it.
+/// Where a twin's link is, what it points to, and whether [`TwinFile::link`] made it.
 #[derive(Debug, Clone)]
 pub struct TwinFile {
     /// `<root>/.lake`.
     lake: PathBuf,
-    /// The file, relative to `lake`: `beam/twins/<owner>/…`.
+    /// The link, relative to `lake`: `beam/twins/<owner>/…`.
     relative: PathBuf,
     /// How many leading directories of `relative` are shared with other owners (`beam/twins`),
     /// which removal leaves.
     shared: usize,
-    /// Set once a write made the file.
+    /// The real file the link points to.
+    target: PathBuf,
+    /// Set once the link is made.
     made: Arc<AtomicBool>,
 }
 
 impl TwinFile {
-    /// The twin file at `<root>/.lake/<shared…>/<owned…>`: `shared` the directories other
-    /// owners use too (`beam/twins`), `owned` this owner's part (`<owner>/<relative path>`).
-    pub fn new(root: &Path, shared: &Path, owned: &Path) -> TwinFile {
+    /// The twin link at `<root>/.lake/<shared…>/<owned…>` to `target`: `shared` the directories
+    /// other owners use too (`beam/twins`), `owned` this owner's part (`<owner>/<relative
+    /// path>`).
+    pub fn new(root: &Path, shared: &Path, owned: &Path, target: &Path) -> TwinFile {
         TwinFile {
             lake: root.join(".lake"),
             relative: shared.join(owned),
             shared: shared.components().count(),
+            target: target.to_path_buf(),
             made: Arc::default(),
         }
     }
 
-    /// The file's path.
+    /// The link's path.
     pub fn path(&self) -> PathBuf {
         self.lake.join(&self.relative)
     }
 
-    /// Writes `text` as the twin's whole file (see the contract).
-    pub async fn write(&self, text: &str) -> Result<(), HostError> {
-        let (file, text) = (self.clone(), text.to_owned());
-        let written = tokio::task::spawn_blocking(move || file.write_now(&text)).await;
-        written.unwrap_or_else(|e| Err(HostError::internal(format!("a twin's write failed: {e}"))))
+    /// Makes the link, once (see the contract).
+    pub async fn link(&self) -> Result<(), HostError> {
+        if self.made.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let file = self.clone();
+        let made = tokio::task::spawn_blocking(move || file.link_now()).await;
+        made.unwrap_or_else(|e| Err(HostError::internal(format!("a twin's link failed: {e}"))))
     }
 
-    fn write_now(&self, text: &str) -> Result<(), HostError> {
+    fn link_now(&self) -> Result<(), HostError> {
         let path = self.path();
-        let dir = self.directory()?;
-        let name = path.file_name().unwrap_or_default();
+        self.directory()?;
         match path.symlink_metadata() {
-            Ok(meta) if meta.is_file() => {}
-            Ok(_) => return Err(not_a_file(&path)),
-            Err(e) if e.kind() == ErrorKind::NotFound => {}
-            Err(e) => return Err(cannot_write(&path, &e)),
-        }
-        let mut temporary = name.to_owned();
-        temporary.push(".writing");
-        let temporary = dir.join(temporary);
-        let created = match create_new(&temporary, text) {
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
-                // Left by a process that ended mid-write; only a file of ours is taken away.
-                if !temporary.symlink_metadata().is_ok_and(|m| m.is_file()) {
-                    return Err(not_a_file(&temporary));
-                }
-                let _ = std::fs::remove_file(&temporary);
-                create_new(&temporary, text)
+            Ok(_) if self.is_ours(&path) => {}
+            Ok(_) => return Err(not_ours(&path)),
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                make_link(&self.target, &path).map_err(|e| match e.kind() {
+                    ErrorKind::AlreadyExists => not_ours(&path),
+                    _ => cannot_make(&path, &e),
+                })?;
             }
-            other => other,
-        };
-        created
-            .and_then(|()| std::fs::rename(&temporary, &path))
-            .map_err(|e| {
-                let _ = std::fs::remove_file(&temporary);
-                cannot_write(&path, &e)
-            })?;
+            Err(e) => return Err(cannot_make(&path, &e)),
+        }
+        let resolves = |p: &Path| std::fs::canonicalize(p).ok();
+        if resolves(&path).is_none() || resolves(&path) != resolves(&self.target) {
+            let _ = std::fs::remove_file(&path);
+            return Err(HostError::twin_path_unsafe(
+                &path,
+                "the link made there does not resolve to the real file, so Lake would not set \
+                 the twin up as the real module",
+            ));
+        }
         self.made.store(true, Ordering::Release);
         Ok(())
     }
 
-    /// The file's directory, every component from `.lake` down checked and made (see the
+    /// Whether `path` is this twin's own link.
+    fn is_ours(&self, path: &Path) -> bool {
+        path.symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+            && std::fs::read_link(path).is_ok_and(|to| to == self.target)
+    }
+
+    /// The link's directory, every component from `.lake` down checked and made (see the
     /// contract).
     fn directory(&self) -> Result<PathBuf, HostError> {
         let mut dir = self.lake.clone();
@@ -111,7 +123,7 @@ impl TwinFile {
                 Ok(meta) if meta.is_dir() => continue,
                 Ok(_) => return Err(not_a_directory(&dir)),
                 Err(e) if e.kind() == ErrorKind::NotFound => {}
-                Err(e) => return Err(cannot_write(&dir, &e)),
+                Err(e) => return Err(cannot_make(&dir, &e)),
             }
             match std::fs::create_dir(&dir) {
                 Ok(()) => {}
@@ -121,13 +133,13 @@ impl TwinFile {
                         return Err(not_a_directory(&dir));
                     }
                 }
-                Err(e) => return Err(cannot_write(&dir, &e)),
+                Err(e) => return Err(cannot_make(&dir, &e)),
             }
         }
         Ok(dir)
     }
 
-    /// Whether every directory from `.lake` to the file is a real one (nothing created).
+    /// Whether every directory from `.lake` to the link is a real one (nothing created).
     fn directories_are_real(&self) -> bool {
         let mut dir = self.lake.clone();
         let real = |dir: &Path| dir.symlink_metadata().is_ok_and(|m| m.is_dir());
@@ -139,14 +151,14 @@ impl TwinFile {
             })
     }
 
-    /// Removes what a write made (see the contract). Never fails: a twin file left behind
-    /// costs a few bytes under `.lake`, never a user's file.
+    /// Removes what [`TwinFile::link`] made (see the contract). Never fails: a link left
+    /// behind costs a directory entry under `.lake`, never a user's file.
     pub fn remove(&self) {
         if !self.made.swap(false, Ordering::AcqRel) || !self.directories_are_real() {
             return;
         }
         let path = self.path();
-        if !path.symlink_metadata().is_ok_and(|m| m.is_file()) {
+        if !self.is_ours(&path) {
             return;
         }
         let _ = std::fs::remove_file(&path);
@@ -160,29 +172,30 @@ impl TwinFile {
     }
 }
 
-/// Creates `path` new, never through a link, holding `text`.
-fn create_new(path: &Path, text: &str) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(libc::O_NOFOLLOW);
-    }
-    options.open(path)?.write_all(text.as_bytes())
+#[cfg(unix)]
+fn make_link(target: &Path, path: &Path) -> std::io::Result<()> {
+    std::os::unix::fs::symlink(target, path)
+}
+
+#[cfg(not(unix))]
+fn make_link(_: &Path, _: &Path) -> std::io::Result<()> {
+    Err(std::io::Error::new(
+        ErrorKind::Unsupported,
+        "twins are links, which lean-beam-mcp makes on Unix only",
+    ))
 }
 
 fn not_a_directory(path: &Path) -> HostError {
     HostError::twin_path_unsafe(path, "it is a link or a file, not a directory")
 }
 
-fn not_a_file(path: &Path) -> HostError {
-    HostError::twin_path_unsafe(path, "it is a link or a directory, not a file")
+fn not_ours(path: &Path) -> HostError {
+    HostError::twin_path_unsafe(path, "something else is already there")
 }
 
-fn cannot_write(path: &Path, e: &std::io::Error) -> HostError {
+fn cannot_make(path: &Path, e: &std::io::Error) -> HostError {
     HostError::internal(format!(
-        "cannot write the speculative twin at {}: {e}; check that the workspace's .lake \
+        "cannot make the speculative twin at {}: {e}; check that the workspace's .lake \
          directory is writable",
         path.display()
     ))
@@ -193,10 +206,16 @@ mod tests {
     use super::*;
 
     fn twin(root: &Path) -> TwinFile {
+        std::fs::create_dir_all(root.join("Fixture/Deep")).unwrap();
+        let target = root.join("Fixture/Deep/A.lean");
+        if !target.exists() {
+            std::fs::write(&target, "the user's").unwrap();
+        }
         TwinFile::new(
             root,
             Path::new("beam/twins"),
             Path::new("7-1/Fixture/Deep/A.lean"),
+            &target,
         )
     }
 
@@ -207,27 +226,25 @@ mod tests {
         assert_eq!(data["path"], culprit.display().to_string());
     }
 
+    #[cfg(unix)]
     #[test]
-    fn a_write_makes_every_directory_and_a_removal_takes_back_only_the_owners() {
+    fn a_link_to_the_real_file_is_made_once_and_its_removal_takes_back_only_the_owners() {
         let root = tempfile::tempdir().unwrap();
         let file = twin(root.path());
-        file.write_now("first").unwrap();
-        file.write_now("second").unwrap();
-        assert_eq!(std::fs::read_to_string(file.path()).unwrap(), "second");
+        file.link_now().unwrap();
+        file.link_now().unwrap();
+        assert_eq!(std::fs::read_link(file.path()).unwrap(), file.target);
+        assert_eq!(std::fs::read_to_string(file.path()).unwrap(), "the user's");
         let owner = root.path().join(".lake/beam/twins/7-1");
-        let names: Vec<_> = std::fs::read_dir(owner.join("Fixture/Deep"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
-        assert_eq!(names, ["A.lean"], "no temporary file is left");
         file.remove();
         assert!(!owner.exists());
         assert!(root.path().join(".lake/beam/twins").is_dir(), "shared");
+        assert_eq!(std::fs::read_to_string(&file.target).unwrap(), "the user's");
     }
 
     #[cfg(unix)]
     #[test]
-    fn a_link_at_any_directory_on_the_way_is_refused_and_nothing_is_written() {
+    fn a_link_at_any_directory_on_the_way_is_refused_and_nothing_is_made() {
         for (k, at) in [
             ".lake",
             ".lake/beam",
@@ -241,11 +258,11 @@ mod tests {
         {
             let root = tempfile::tempdir().unwrap();
             let outside = tempfile::tempdir().unwrap();
+            let file = twin(root.path());
             let link = root.path().join(at);
             std::fs::create_dir_all(link.parent().unwrap()).unwrap();
             std::os::unix::fs::symlink(outside.path(), &link).unwrap();
-            let file = twin(root.path());
-            unsafe_at(file.write_now("text").unwrap_err(), &link);
+            unsafe_at(file.link_now().unwrap_err(), &link);
             let left: Vec<_> = std::fs::read_dir(outside.path()).unwrap().collect();
             assert!(left.is_empty(), "case {k}: {left:?}");
             file.remove();
@@ -255,29 +272,28 @@ mod tests {
 
     #[cfg(unix)]
     #[test]
-    fn a_link_or_a_directory_at_the_twins_name_is_refused_and_its_target_untouched() {
+    fn anything_else_at_the_twins_name_is_refused_and_left_alone() {
         let root = tempfile::tempdir().unwrap();
         let file = twin(root.path());
         let victim = root.path().join("Victim.lean");
         std::fs::write(&victim, "the user's").unwrap();
         std::fs::create_dir_all(file.path().parent().unwrap()).unwrap();
         std::os::unix::fs::symlink(&victim, file.path()).unwrap();
-        unsafe_at(file.write_now("twin").unwrap_err(), &file.path());
+        unsafe_at(file.link_now().unwrap_err(), &file.path());
         file.remove();
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the user's");
         assert!(file.path().symlink_metadata().is_ok(), "the link stays");
         std::fs::remove_file(file.path()).unwrap();
-        let temporary = file.path().with_file_name("A.lean.writing");
-        std::os::unix::fs::symlink(&victim, &temporary).unwrap();
-        unsafe_at(file.write_now("twin").unwrap_err(), &temporary);
-        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the user's");
-        std::fs::remove_file(&temporary).unwrap();
+        std::fs::write(file.path(), "a file").unwrap();
+        unsafe_at(file.link_now().unwrap_err(), &file.path());
+        assert_eq!(std::fs::read_to_string(file.path()).unwrap(), "a file");
+        std::fs::remove_file(file.path()).unwrap();
         std::fs::create_dir(file.path()).unwrap();
-        unsafe_at(file.write_now("twin").unwrap_err(), &file.path());
+        unsafe_at(file.link_now().unwrap_err(), &file.path());
     }
 
     #[test]
-    fn a_twin_never_written_removes_nothing() {
+    fn a_twin_never_made_removes_nothing() {
         let root = tempfile::tempdir().unwrap();
         let file = twin(root.path());
         std::fs::create_dir_all(file.path().parent().unwrap()).unwrap();

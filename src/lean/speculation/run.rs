@@ -13,10 +13,8 @@
 //!    Lean the text, waits for that exact text's diagnostics (the strict barrier), and reads the
 //!    verdict and, in tactic mode on success, the goals after the probe — all under the lease,
 //!    so no other run's text can answer. A twin whose header Lean could not process (a header
-//!    error or a fatal report, told by shape: `twins::setup_failure`) never gives a verdict: a
-//!    sibling twin moves the runtime's twins to disk and the run is tried there, once (a Lake
-//!    that cannot set up a missing file); a twin on disk that fails too is `twinSetupFailed`
-//!    with Lean's text.
+//!    error or a fatal report, told by shape: `twins::setup_failure`) never gives a verdict: it
+//!    is `twinSetupFailed` with Lean's text.
 //! 3. The verdict is `{success, messages, traces, proof_state, uses_sorry}`: `success` when
 //!    neither the probe nor what it causes on its declaration raised an error (`probe`);
 //!    `proof_state` the goals after it (tactic mode, on success), else `null`; `uses_sorry` when
@@ -176,32 +174,16 @@ async fn in_twin(
 ) -> Result<(Document, TwinLease), HostError> {
     let set = runtime.documents();
     let (root, epoch) = (runtime.root().path(), runtime.epoch());
-    let mut fell_back = false;
-    loop {
-        let place = |on_disk: bool| twins::placement(root, file, epoch, on_disk);
-        let lease = set.lease_twin(real, place, caller).await?;
-        let mut events = set.mirror().subscribe();
-        let given = lease.give(&text.text, text.start, caller).await?;
-        let live = LiveDiagnostics::Off;
-        let ran = barrier(set, given, caller, live, &mut events, Follow::SameText).await?;
-        // Told by shape, never by words (each Lake era words it differently): the barrier has
-        // already failed a twin whose worker crashed, so a fatal report here has a header error.
-        let Some(failure) = twins::setup_failure(&ran) else {
-            return Ok((ran, lease));
-        };
-        if !lease.is_written() && !fell_back {
-            tracing::info!(
-                uri = %lease.uri(),
-                "Lean could not set up a twin that is not on disk; twins move to .lake/beam/twins"
-            );
-            lease.fall_back_to_disk();
-            fell_back = true;
-            continue;
-        }
-        return Err(HostError::twin_setup_failed(
-            caller.path,
-            &failure,
-            lease.is_written(),
-        ));
+    let place = || twins::placement(root, file, epoch);
+    let lease = set.lease_twin(real, place, caller).await?;
+    let mut events = set.mirror().subscribe();
+    let given = lease.give(&text.text, text.start, caller).await?;
+    let live = LiveDiagnostics::Off;
+    let ran = barrier(set, given, caller, live, &mut events, Follow::SameText).await?;
+    // Told by shape, never by words (each Lake era words it differently): the barrier has
+    // already failed a twin whose worker crashed, so a fatal report here has a header error.
+    match twins::setup_failure(&ran) {
+        None => Ok((ran, lease)),
+        Some(failure) => Err(HostError::twin_setup_failed(caller.path, &failure)),
     }
 }

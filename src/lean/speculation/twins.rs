@@ -3,15 +3,16 @@
 //! and what of it a client may see; the set (`session/set.rs`) owns twins that are open.
 //!
 //! Contract:
-//! 1. A real file's twin is `<dir>/<stem>.beam-twin.lean`, a sibling (file-relative paths keep
-//!    working) that is never written to disk: Lean takes a document's text from the client, and
-//!    Lake sets a missing file up as outside every library. A Lake that cannot set up a missing
-//!    file switches the runtime to twins written under `<root>/.lake/beam/twins/<owner>/<relative
-//!    path>`, the build directory, for good (`session`); so does a sibling name that exists on
-//!    disk ([`placement`]). Such a file is never written or removed through a link
-//!    (`session/twin_file.rs`). The owner names this process and runtime (`<pid>-<epoch>`), so a
-//!    runtime that is ending, or another lean-beam-mcp on the same project, never writes or
-//!    removes another's twin.
+//! 1. A real file's twin is `<root>/.lake/beam/twins/<owner>/<relative path>`, in the build
+//!    directory, never among the project's sources: a link to the real file
+//!    (`session/twin_file.rs`), so that Lake, which finds a file by its real path, sets the twin
+//!    up exactly as the real module (its library's `leanOptions`, plugins and name) on every Lake
+//!    era, and a Lake that cannot set up a file missing from disk (mid-2025) finds it there. Lean
+//!    takes the twin's text from the client, never from the link. The cost: a path relative to
+//!    the file (`include_str`) resolves from the twin's directory. The owner names this process
+//!    and runtime (`<pid>-<epoch>`), so a runtime that is ending, or another lean-beam-mcp on the
+//!    same project, never makes or removes another's twin. A twin whose header Lean could not
+//!    process all the same ([`setup_failure`]) gives no verdict.
 //! 2. A twin's URI never leaks into a result. Lean indexes a twin's declarations like any
 //!    file's, so references, definitions and symbols may point into one: since a twin is the
 //!    real text up to its probe, a location before the probe is the real file's, and is mapped
@@ -29,14 +30,13 @@ use crate::lean::session::mirror::Document;
 use crate::lean::session::{DocumentSet, Placement, TwinFile};
 use crate::lean::text::{Position, file_uri};
 
-const SIBLING_SUFFIX: &str = ".beam-twin.lean";
-const FALLBACK_DIR: &str = ".lake/beam/twins";
-/// [`FALLBACK_DIR`] inside `.lake`, where `session::TwinFile` confines a twin's file.
-const FALLBACK_IN_LAKE: &str = "beam/twins";
+const TWINS_DIR: &str = ".lake/beam/twins";
+/// [`TWINS_DIR`] inside `.lake`, where `session::TwinFile` confines a twin's link.
+const TWINS_IN_LAKE: &str = "beam/twins";
 
 /// Whether a URI (or path) is a twin's.
 pub fn is_twin_uri(uri: &str) -> bool {
-    uri.ends_with(SIBLING_SUFFIX) || uri.contains(&format!("/{FALLBACK_DIR}/"))
+    uri.contains(&format!("/{TWINS_DIR}/"))
 }
 
 /// What Lean said when it could not process the twin's header, if it could not: the header
@@ -57,21 +57,14 @@ pub fn setup_failure(twin: &Document) -> Option<String> {
 }
 
 /// Where the twin of the real file at `path`, in the workspace at `root`, lives for the runtime
-/// `epoch` of this process (see the contract); `on_disk` when the runtime's twins are written
-/// to disk.
-pub fn placement(root: &Path, path: &Path, epoch: u64, on_disk: bool) -> Placement {
-    let sibling = sibling_of(path);
-    let (twin, written) = if on_disk || sibling.exists() {
-        let owner = format!("{}-{epoch}", std::process::id());
-        let owned = Path::new(&owner).join(relative(root, path));
-        let file = TwinFile::new(root, Path::new(FALLBACK_IN_LAKE), &owned);
-        (file.path(), Some(file))
-    } else {
-        (sibling, None)
-    };
+/// `epoch` of this process (see the contract).
+pub fn placement(root: &Path, path: &Path, epoch: u64) -> Placement {
+    let owner = format!("{}-{epoch}", std::process::id());
+    let owned = Path::new(&owner).join(relative(root, path));
+    let link = TwinFile::new(root, Path::new(TWINS_IN_LAKE), &owned, path);
     Placement {
-        uri: file_uri(&twin).into(),
-        written,
+        uri: file_uri(&link.path()).into(),
+        link,
     }
 }
 
@@ -163,14 +156,6 @@ fn callers_versions(edit: &mut Value, document: &Document) {
     }
 }
 
-fn sibling_of(path: &Path) -> PathBuf {
-    let stem = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    path.with_file_name(format!("{stem}{SIBLING_SUFFIX}"))
-}
-
 /// `path` relative to the root, or its file name for a file outside it.
 fn relative(root: &Path, path: &Path) -> PathBuf {
     path.strip_prefix(root)
@@ -183,20 +168,18 @@ mod tests {
     use super::*;
 
     const URI: &str = "file:///p/A.lean";
-    const TWIN: &str = "file:///p/A.beam-twin.lean";
+    const TWIN: &str = "file:///p/.lake/beam/twins/1-1/A.lean";
 
     #[test]
-    fn twins_are_siblings_or_under_the_build_directory_and_recognised_everywhere() {
-        let sibling = placement(Path::new("/w"), Path::new("/w/A/B.lean"), 3, false);
-        assert_eq!(&*sibling.uri, "file:///w/A/B.beam-twin.lean");
-        assert!(sibling.written.is_none());
-        let on_disk = placement(Path::new("/w"), Path::new("/w/A/B.lean"), 3, true);
+    fn twins_live_under_the_build_directory_and_are_recognised_everywhere() {
+        let twin = placement(Path::new("/w"), Path::new("/w/A/B.lean"), 3);
         let owned = format!("/w/.lake/beam/twins/{}-3/A/B.lean", std::process::id());
-        assert_eq!(&*on_disk.uri, format!("file://{owned}"));
-        assert_eq!(on_disk.written.map(|f| f.path()), Some(owned.into()));
-        assert!(is_twin_uri(&sibling.uri) && is_twin_uri(&on_disk.uri));
-        assert_eq!(FALLBACK_DIR, format!(".lake/{FALLBACK_IN_LAKE}"));
+        assert_eq!(&*twin.uri, format!("file://{owned}"));
+        assert_eq!(twin.link.path(), PathBuf::from(owned));
+        assert!(is_twin_uri(&twin.uri));
+        assert_eq!(TWINS_DIR, format!(".lake/{TWINS_IN_LAKE}"));
         assert!(!is_twin_uri("file:///w/A/B.lean"));
+        assert!(!is_twin_uri("file:///w/A/B.beam-twin.lean"));
     }
 
     fn text_edit(uri: &str, version: i64) -> Value {
@@ -214,7 +197,7 @@ mod tests {
                 text_edit(TWIN, 3),
                 {"kind": "create", "uri": TWIN},
                 {"kind": "rename", "oldUri": URI, "newUri": TWIN},
-                {"kind": "delete", "uri": "file:///p/.lake/beam/twins/A.lean"},
+                {"kind": "delete", "uri": "file:///p/.lake/beam/twins/1-1/B.lean"},
             ]
         });
         assert_eq!(drop_twin_edits(&mut edit), 5);

@@ -43,9 +43,10 @@ fn bad_path(joined: &Path, why: String) -> HostError {
         .with_data(json!({"path": "/path", "file": joined.display().to_string()}))
 }
 
-/// `file` if it is a Lean source of the project: no twin, a `.lean` file.
-fn lean_source(given: &str, joined: &Path, file: PathBuf) -> Result<PathBuf, HostError> {
-    if is_twin_uri(&file.to_string_lossy()) {
+/// Refuses a path that names a twin (a twin is a link to its real file, so the path as given
+/// is what tells).
+fn not_a_twin(given: &str, joined: &Path) -> Result<(), HostError> {
+    if is_twin_uri(&normalize(joined).to_string_lossy()) {
         return Err(bad_path(
             joined,
             format!(
@@ -54,6 +55,12 @@ fn lean_source(given: &str, joined: &Path, file: PathBuf) -> Result<PathBuf, Hos
             ),
         ));
     }
+    Ok(())
+}
+
+/// `file` if it is a Lean source of the project: no twin, a `.lean` file.
+fn lean_source(given: &str, joined: &Path, file: PathBuf) -> Result<PathBuf, HostError> {
+    not_a_twin(given, joined)?;
     if file.extension().is_none_or(|ext| ext != "lean") {
         return Err(bad_path(
             joined,
@@ -132,6 +139,7 @@ impl<'a> LeanCall<'a> {
     pub fn file(&self) -> Result<PathBuf, HostError> {
         let given = self.args.text("path")?;
         let joined = self.root.path().join(given);
+        not_a_twin(given, &joined)?;
         let file = std::fs::canonicalize(&joined).map_err(|e| {
             bad_path(
                 &joined,

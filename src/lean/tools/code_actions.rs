@@ -114,7 +114,7 @@ mod tests {
     use super::*;
 
     const URI: &str = "file:///p/A.lean";
-    const TWIN: &str = "file:///p/A.beam-twin.lean";
+    const TWIN: &str = "file:///p/.lake/beam/twins/1-1/A.lean";
 
     #[test]
     fn only_actions_with_data_for_the_file_are_resolvable() {

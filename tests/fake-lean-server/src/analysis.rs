@@ -47,6 +47,8 @@ pub struct DocFlags {
     pub setup_lines: Vec<String>,
     pub stale_imports: bool,
     pub setup_fail: Option<String>,
+    /// `setup-fail … twins`: only for a copy under `.lake/beam` (a client's hidden twin).
+    pub setup_fail_twins_only: bool,
     /// `explain-gate NAME`: a fatal header error's publish waits for this gate.
     pub explain_gate: Option<String>,
 }
@@ -140,6 +142,60 @@ impl Analysis {
     }
 }
 
+/// The key under which a diagnostic carries its `when "option=value"` condition until it is
+/// reported (never published).
+const WHEN: &str = "_when";
+
+/// Lean's defaults for the options directives name, where the option is not set.
+const OPTION_DEFAULTS: [(&str, &str); 2] =
+    [("autoImplicit", "true"), ("relaxedAutoImplicit", "true")];
+
+impl Analysis {
+    /// The diagnostic as Lean reports it in a file set up with `options`, or `None` when its
+    /// `when` condition does not hold there: the option's value is the last `set_option NAME
+    /// VALUE` command (not `… in`) before the diagnostic's line, else the setup's, else Lean's
+    /// default.
+    pub fn reported(&self, diagnostic: &Value, options: &[(String, String)]) -> Option<Value> {
+        let Some(when) = diagnostic.get(WHEN).and_then(Value::as_str) else {
+            return Some(diagnostic.clone());
+        };
+        let (name, wanted) = when.split_once('=').unwrap_or((when, "true"));
+        let line = diagnostic
+            .pointer("/range/start/line")
+            .and_then(Value::as_u64)
+            .unwrap_or(0) as usize;
+        let set = (0..line.min(self.text.line_count())).rev().find_map(|l| {
+            let code = self.code()[self.text.line_start(l)..self.text.line_end(l)].trim_end();
+            let rest = code.strip_prefix("set_option ")?;
+            let mut words = rest.split_whitespace();
+            (words.next() == Some(name) && !code.ends_with(" in"))
+                .then(|| words.next().unwrap_or_default().to_owned())
+        });
+        let value = set
+            .or_else(|| {
+                options
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| n == name)
+                    .map(|(_, v)| v.clone())
+            })
+            .or_else(|| {
+                OPTION_DEFAULTS
+                    .iter()
+                    .find(|(n, _)| *n == name)
+                    .map(|(_, v)| (*v).to_owned())
+            });
+        if value.as_deref() != Some(wanted) {
+            return None;
+        }
+        let mut shown = diagnostic.clone();
+        if let Some(object) = shown.as_object_mut() {
+            object.remove(WHEN);
+        }
+        Some(shown)
+    }
+}
+
 fn step_of_line(steps: &[Step], line: u32) -> Option<usize> {
     if steps.is_empty() {
         return None;
@@ -165,7 +221,10 @@ fn flags(ds: &[Directive]) -> DocFlags {
             }
             "setup-line" => f.setup_lines.extend(d.str_arg(0).map(str::to_owned)),
             "stale-imports" => f.stale_imports = true,
-            "setup-fail" => f.setup_fail = Some(d.str_arg(0).unwrap_or_default().to_owned()),
+            "setup-fail" => {
+                f.setup_fail = Some(d.str_arg(0).unwrap_or_default().to_owned());
+                f.setup_fail_twins_only = d.has_flag("twins");
+            }
             "explain-gate" => f.explain_gate = d.flags.first().cloned(),
             _ => {}
         }
@@ -270,6 +329,9 @@ fn steps(a: &Analysis) -> Vec<Step> {
                 }
                 if d.has_flag("silent") {
                     v["isSilent"] = json!(true);
+                }
+                if let Some(when) = d.key_str("when") {
+                    v[WHEN] = json!(when);
                 }
                 per_cmd[k].push((span.0, v));
             }

@@ -117,6 +117,9 @@ pub struct Config {
     pub uri: UriForm,
     pub setup_lines: Vec<String>,
     pub stale_mtime: bool,
+    /// Whether Lake gives a file outside every library the root package's options (new and mid
+    /// Lake, the default) or none (old Lake: `FAKE_LAKE_EXTERNAL_OPTIONS=none`).
+    pub external_options: bool,
     /// How a failed build of a file's imports is reported, when imports are built at all.
     pub setup_build: Option<crate::lake_build::SetupBuild>,
     /// Which Lean's capabilities `initialize` advertises.
@@ -179,6 +182,7 @@ impl Config {
             order,
             incremental: !off("FAKE_LEAN_INCREMENTAL"),
             refresh: !off("FAKE_LEAN_REFRESH"),
+            external_options: var("FAKE_LAKE_EXTERNAL_OPTIONS").as_deref() != Some("none"),
             close_clear: match var("FAKE_LEAN_CLOSE_CLEAR").as_deref() {
                 Some("started") => CloseClear::Started,
                 Some("none") => CloseClear::None,

@@ -18,7 +18,7 @@ pub struct Directive {
     pub positional: Vec<Value>,
     /// Bare words other than the keyed ones.
     pub flags: Vec<String>,
-    /// `on "…"`, `code "…"`, `provider "…"`, `exit N`.
+    /// `on "…"`, `code "…"`, `provider "…"`, `exit N`, `when "option=value"`.
     pub keyed: Vec<(String, Value)>,
     /// Line of the comment itself.
     pub line: u32,
@@ -44,7 +44,7 @@ impl Directive {
     }
 }
 
-const KEYED: [&str; 4] = ["on", "code", "provider", "exit"];
+const KEYED: [&str; 5] = ["on", "code", "provider", "exit", "when"];
 
 /// Every directive of a text, in text order. Malformed arguments are skipped, not fatal: the
 /// fake must keep serving whatever the client typed.

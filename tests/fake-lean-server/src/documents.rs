@@ -60,6 +60,8 @@ pub struct Doc {
     pub sticky: Vec<Value>,
     pub pending: Vec<Pending>,
     pub header_error: Option<String>,
+    /// The options Lake's setup gave the file when its worker started.
+    pub options: Vec<(String, String)>,
     /// Lake's diagnostics of other files, published with the worker's next setup (new Lake).
     pub lake_publishes: Vec<(String, Vec<Value>)>,
 }
@@ -126,6 +128,7 @@ impl Server {
             sticky: Vec::new(),
             pending: Vec::new(),
             header_error: None,
+            options: Vec::new(),
             lake_publishes: Vec::new(),
         };
         self.docs.insert(uri.to_owned(), doc);
@@ -172,6 +175,9 @@ impl Server {
             setup_lines.extend(a.flags.setup_lines.iter().cloned());
         }
         let missing = path.as_ref().is_some_and(|p| !p.exists());
+        let options = path.as_ref().map_or_else(Vec::new, |p| {
+            crate::lakefile::setup_options(&self.project.root, p, self.cfg.external_options)
+        });
         let shown = path
             .as_ref()
             .map(|p| p.display().to_string())
@@ -195,7 +201,12 @@ impl Server {
             // `lake setup-file` exits 1 under LAKE_INVALID_CONFIG (SPEC:62), so the file's header
             // shows its failure (LLS:82); what it prints is the load log.
             header_error = Some(failed(&format!("{log}\n")));
-        } else if let Some(stderr) = &a.flags.setup_fail {
+        } else if let Some(stderr) = a
+            .flags
+            .setup_fail
+            .as_ref()
+            .filter(|_| !a.flags.setup_fail_twins_only || shown.contains("/.lake/beam/"))
+        {
             header_error = Some(failed(stderr));
         } else if path.is_some() {
             let stale: Vec<String> = closure
@@ -240,6 +251,7 @@ impl Server {
             doc.mode = "never".into();
         }
         doc.header_error = header_error;
+        doc.options = options;
         doc.lake_publishes = lake_publishes;
         self.send_job(uri, setup_lines);
     }
@@ -256,6 +268,7 @@ impl Server {
             analysis: doc.analysis.clone(),
             setup_lines,
             header_error: doc.header_error.clone(),
+            options: doc.options.clone(),
             lake_publishes: std::mem::take(&mut doc.lake_publishes),
             crash_once_armed: armed,
             order: self.cfg.order,

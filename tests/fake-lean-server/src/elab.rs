@@ -32,6 +32,8 @@ pub struct Job {
     pub lake_publishes: Vec<(String, Vec<Value>)>,
     /// A `crash once` directive may still fire.
     pub crash_once_armed: bool,
+    /// The options Lake's setup gave the file (`lakefile::setup_options`).
+    pub options: Vec<(String, String)>,
     pub order: DiagOrder,
     pub gate_dir: Option<PathBuf>,
     pub slow_tick: Duration,
@@ -276,7 +278,11 @@ fn elaborate(job: &Job, rx: &Receiver<Job>, emit: &dyn Fn(ElabEvent)) -> Flow {
             });
             return Flow::Done;
         }
-        unpublished.extend(step.messages.iter().cloned());
+        unpublished.extend(
+            step.messages
+                .iter()
+                .filter_map(|m| a.reported(m, &job.options)),
+        );
         emit(ElabEvent::Reached {
             version: v,
             line: step.last_line + 1,

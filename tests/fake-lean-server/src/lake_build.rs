@@ -177,7 +177,7 @@ fn compile(root: &Path, module: &str, a: &Analysis, dep_hash: u64) -> (Vec<Strin
     let rel = rel.strip_prefix(root).unwrap_or(&rel).display().to_string();
     let mut log = Vec::new();
     let mut failed = false;
-    for d in messages(a) {
+    for d in messages(root, module, a) {
         let sev = d["severity"].as_u64().unwrap_or(1);
         failed |= sev == 1;
         let level = ["error", "error", "warning", "info", "info"][sev.min(4) as usize];
@@ -345,7 +345,7 @@ pub fn failing_imports(root: &Path, imports: &[String]) -> Option<ImportFailure>
         failure.log.push(format!("✖ [{}/{n}] Building {m}", i + 1));
         failure.log.extend(log);
         failure.failed.push(m.clone());
-        let lake: Vec<Value> = messages(&a)
+        let lake: Vec<Value> = messages(root, m, &a)
             .map(|d| {
                 json!({
                     "range": d["range"], "severity": d["severity"], "source": "Lake",
@@ -367,12 +367,15 @@ pub fn failing_imports(root: &Path, imports: &[String]) -> Option<ImportFailure>
     Some(failure)
 }
 
-/// The diagnostics a build of the module reports (silent ones are for editors only).
-fn messages(a: &Analysis) -> impl Iterator<Item = &Value> {
+/// The diagnostics a build of the module reports (silent ones are for editors only), under
+/// the options its library gives it.
+fn messages<'a>(root: &Path, module: &str, a: &'a Analysis) -> impl Iterator<Item = Value> + 'a {
+    let options = crate::lakefile::setup_options(root, &source(root, module), true);
     a.steps
         .iter()
         .flat_map(|s| &s.messages)
         .filter(|d| d.get("isSilent") != Some(&Value::Bool(true)))
+        .filter_map(move |d| a.reported(d, &options))
 }
 
 pub fn build_main(args: &[String]) -> i32 {
@@ -521,9 +524,12 @@ pub fn setup_file_main(args: &[String]) -> i32 {
     let path = root.join(path);
     let twin_fail = std::env::var("FAKE_LEAN_TWIN").as_deref() == Ok("fail");
     let module = if path.exists() {
-        // New Lake: `findModuleBySrc?`, else the external-module setup (SPEC:64–70).
-        lakefile::module_of_path(&root, &path)
-            .filter(|m| lakefile::library_of(&root, m).is_some())
+        // New Lake: `findModuleBySrc?` of the real path (`resolvePath`: a link is the module it
+        // points to), else the external-module setup (SPEC:64–70).
+        let real = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        let root_real = std::fs::canonicalize(&root).unwrap_or_else(|_| root.clone());
+        lakefile::module_of_path(&root_real, &real)
+            .filter(|m| lakefile::library_of(&root_real, m).is_some())
             .unwrap_or_else(|| "_unknown".into())
     } else if twin_fail {
         eprintln!(
@@ -563,11 +569,19 @@ pub fn setup_file_main(args: &[String]) -> i32 {
         }
         return 1;
     }
+    let external = std::env::var("FAKE_LAKE_EXTERNAL_OPTIONS").as_deref() != Ok("none");
+    let options: serde_json::Map<String, Value> = lakefile::setup_options(&root, &path, external)
+        .into_iter()
+        .map(|(name, value)| {
+            let typed = serde_json::from_str::<Value>(&value).unwrap_or(json!(value));
+            (name, typed)
+        })
+        .collect();
     let setup = json!({
         "name": module,
         "isModule": false,
         "imports": imports,
-        "options": {},
+        "options": options,
         "dynlibs": [],
         "plugins": [],
     });

@@ -2,8 +2,10 @@
 //! `env` and `setup-file`").
 //!
 //! Only `lakefile.toml` is read, line by line (enough for fixtures): each `[[lean_lib]]` table's
-//! `name`, `srcDir` (default `"."`), `roots` (default `[name]`) and `globs` (default: each root,
-//! itself only; `"M.*"` its strict submodules, `"M.+"` it and its submodules). Lake's rules, as
+//! `name`, `srcDir` (default `"."`), `roots` (default `[name]`), `globs` (default: each root,
+//! itself only; `"M.*"` its strict submodules, `"M.+"` it and its submodules) and `leanOptions`
+//! (an inline table, or `leanOptions.<name> = …` lines), and the package's own `leanOptions`
+//! (before any table). Lake's rules, as
 //! its source states them: a library's source directory is the package directory joined with
 //! its `srcDir` (`LeanLib.srcDir`); a module is *buildable* by a library when a glob matches it,
 //! or a root is a prefix of it and a glob matches that root (`LeanLibConfig.isBuildableModule`);
@@ -59,6 +61,8 @@ pub struct Lib {
     pub src_dir: String,
     pub roots: Vec<String>,
     pub globs: Vec<Glob>,
+    /// `leanOptions`, as written (name, value).
+    pub options: Vec<(String, String)>,
 }
 
 impl Lib {
@@ -91,6 +95,7 @@ struct Table {
     src_dir: Option<String>,
     roots: Option<Vec<String>>,
     globs: Option<Vec<String>>,
+    options: Vec<(String, String)>,
 }
 
 /// The libraries of `lakefile.toml`, in order.
@@ -117,7 +122,7 @@ pub fn libraries(root: &Path) -> Vec<Lib> {
             "srcDir" => table.src_dir = Some(unquote(value)),
             "roots" => table.roots = Some(array(value)),
             "globs" => table.globs = Some(array(value)),
-            _ => {}
+            _ => table.options.extend(options_of(line)),
         }
     }
     tables
@@ -134,9 +139,73 @@ pub fn libraries(root: &Path) -> Vec<Lib> {
                 src_dir: t.src_dir.unwrap_or_else(|| ".".into()),
                 roots,
                 globs,
+                options: t.options,
             }
         })
         .collect()
+}
+
+/// The options a `leanOptions = {a = b, …}` or `leanOptions.a = b` line sets, else none.
+fn options_of(line: &str) -> Vec<(String, String)> {
+    let Some((key, value)) = line.split_once('=') else {
+        return Vec::new();
+    };
+    let key = key.trim();
+    if let Some(name) = key.strip_prefix("leanOptions.") {
+        return vec![(unquote(name), unquote(value))];
+    }
+    if key != "leanOptions" {
+        return Vec::new();
+    }
+    let inner = value.trim().trim_start_matches('{').trim_end_matches('}');
+    inner
+        .split(',')
+        .filter_map(|pair| pair.split_once('='))
+        .map(|(k, v)| (unquote(k), unquote(v)))
+        .filter(|(k, _)| !k.is_empty())
+        .collect()
+}
+
+/// The package's own `leanOptions` (written before the first table).
+pub fn package_options(root: &Path) -> Vec<(String, String)> {
+    let toml = std::fs::read_to_string(root.join("lakefile.toml")).unwrap_or_default();
+    toml.lines()
+        .map(str::trim)
+        .take_while(|line| !line.starts_with('['))
+        .flat_map(options_of)
+        .collect()
+}
+
+/// The options `lake setup-file` gives the file at `path` (README "Lake setup"): Lake resolves
+/// the path with `realPath` (`resolvePath`), so a link to a library's module is that module,
+/// which gets its library's `leanOptions` after the package's (`LeanLib.leanOptions`); any other
+/// file is outside every library and gets the root package's options (new and mid Lake,
+/// `getServerOptions`), or none (old Lake: `external_options` false).
+pub fn setup_options(root: &Path, path: &Path, external_options: bool) -> Vec<(String, String)> {
+    let (Ok(real), Ok(root_real)) = (std::fs::canonicalize(path), std::fs::canonicalize(root))
+    else {
+        return external(root, external_options);
+    };
+    let module = libraries(&root_real).into_iter().find_map(|lib| {
+        let rel = real.strip_prefix(lib.src_path(&root_real)).ok()?;
+        let module = rel.to_str()?.strip_suffix(".lean")?.replace('/', ".");
+        lib.builds(&module).then_some(lib)
+    });
+    match module {
+        Some(lib) => package_options(root)
+            .into_iter()
+            .chain(lib.options)
+            .collect(),
+        None => external(root, external_options),
+    }
+}
+
+fn external(root: &Path, external_options: bool) -> Vec<(String, String)> {
+    if external_options {
+        package_options(root)
+    } else {
+        Vec::new()
+    }
 }
 
 fn unquote(value: &str) -> String {
@@ -189,6 +258,51 @@ pub fn module_of_path(root: &Path, path: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn options_of_libraries_and_the_package_and_which_file_gets_which() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("lakefile.toml"),
+            "name = \"p\"\nleanOptions = {pp.all = true}\n\n[[lean_lib]]\nname = \"A\"\n\
+             leanOptions = { autoImplicit = false, \"relaxedAutoImplicit\" = false }\n\
+             leanOptions.maxHeartbeats = 400\n",
+        )
+        .unwrap();
+        std::fs::create_dir_all(dir.path().join("A")).unwrap();
+        std::fs::create_dir_all(dir.path().join(".lake/t")).unwrap();
+        let module = dir.path().join("A/B.lean");
+        std::fs::write(&module, "").unwrap();
+        let all = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+            v.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        let library = all(&[
+            ("pp.all", "true"),
+            ("autoImplicit", "false"),
+            ("relaxedAutoImplicit", "false"),
+            ("maxHeartbeats", "400"),
+        ]);
+        assert_eq!(setup_options(dir.path(), &module, false), library);
+        let outside = dir.path().join("Scratch.lean");
+        std::fs::write(&outside, "").unwrap();
+        assert_eq!(
+            setup_options(dir.path(), &outside, true),
+            all(&[("pp.all", "true")])
+        );
+        assert_eq!(setup_options(dir.path(), &outside, false), Vec::new());
+        #[cfg(unix)]
+        {
+            let link = dir.path().join(".lake/t/B.lean");
+            std::os::unix::fs::symlink(&module, &link).unwrap();
+            assert_eq!(
+                setup_options(dir.path(), &link, false),
+                library,
+                "Lake's realPath"
+            );
+        }
+    }
 
     #[test]
     fn defaults_and_lake_buildability() {

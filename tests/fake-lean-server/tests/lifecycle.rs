@@ -612,3 +612,75 @@ fn edits_may_fail_pending_position_requests() {
         "waitForDiagnostics survives the edit"
     );
 }
+
+/// Lake gives a file its library's `leanOptions` when it is the library's module, also through a
+/// link (Lake's `resolvePath` is `realPath`); a file outside every library gets the root
+/// package's options (new and mid Lake) or none (old Lake). A `set_option` in the text wins.
+#[test]
+fn a_file_is_checked_under_the_options_lake_sets_it_up_with() {
+    let implicit = "theorem t : y = y := rfl -- fake: error \"unknown identifier 'y'\" when \"autoImplicit=false\"\n";
+    for external in ["root", "none"] {
+        let project = Project::new();
+        project.write(
+            "lakefile.toml",
+            "name = \"fixture\"\ndefaultTargets = [\"Fixture\"]\n\n[[lean_lib]]\nname = \"Fixture\"\nleanOptions = {autoImplicit = false}\n",
+        );
+        project.write("Fixture/Implicit.lean", implicit);
+        project.write("Outside.lean", implicit);
+        let link = project
+            .root
+            .join(".lake/beam/twins/1-1/Fixture/Implicit.lean");
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(project.root.join("Fixture/Implicit.lean"), &link).unwrap();
+        let mut c = Client::start(
+            project,
+            Opts::default().env("FAKE_LAKE_EXTERNAL_OPTIONS", external),
+        );
+        c.handshake(json!({}));
+        let checked = |c: &mut Client, uri: &str, text: &str| {
+            c.open_text(uri, text, 1, Some("never"));
+            messages(&c.sync(uri, 1))
+        };
+        let real = c.project.uri("Fixture/Implicit.lean");
+        assert_eq!(
+            checked(&mut c, &real, implicit),
+            ["unknown identifier 'y'"],
+            "{external}"
+        );
+        let linked = format!("file://{}", link.display());
+        assert_eq!(
+            checked(&mut c, &linked, implicit),
+            ["unknown identifier 'y'"],
+            "{external}"
+        );
+        let outside = c.project.uri("Outside.lean");
+        assert!(checked(&mut c, &outside, implicit).is_empty(), "{external}");
+        let sibling = c.project.uri("Fixture/Implicit.beam-twin.lean");
+        assert!(
+            checked(&mut c, &sibling, implicit).is_empty(),
+            "{external}: outside every library"
+        );
+        let overridden = format!("set_option autoImplicit true\n{implicit}");
+        let scratch = c.project.uri("Fixture/Other.beam-twin.lean");
+        assert!(checked(&mut c, &scratch, &overridden).is_empty());
+        // The package's own options reach a file outside every library only in newer Lakes.
+        let project = Project::new();
+        project.write(
+            "lakefile.toml",
+            "name = \"fixture\"\nleanOptions = {autoImplicit = false}\n\n[[lean_lib]]\nname = \"Fixture\"\n",
+        );
+        project.write("Outside.lean", implicit);
+        let mut c = Client::start(
+            project,
+            Opts::default().env("FAKE_LAKE_EXTERNAL_OPTIONS", external),
+        );
+        c.handshake(json!({}));
+        let outside = c.project.uri("Outside.lean");
+        let expected: &[&str] = if external == "root" {
+            &["unknown identifier 'y'"]
+        } else {
+            &[]
+        };
+        assert_eq!(checked(&mut c, &outside, implicit), expected, "{external}");
+    }
+}
