@@ -99,14 +99,14 @@ impl<'a> LeanCall<'a> {
     /// The workspace's runtime, started if needed; a note is kept for the result when this
     /// call restarted Lean.
     pub async fn runtime(&mut self, registry: &Registry) -> Result<Arc<Runtime>, HostError> {
-        if !registry.is_ready(&self.root) {
+        let starting = || {
             self.ctx.progress(format!(
                 "{}: starting Lean (lake serve) for the workspace",
                 self.ctx.tool()
             ));
-        }
+        };
         let acquired = tokio::select! {
-            acquired = registry.runtime(&self.root) => acquired?,
+            acquired = registry.runtime(&self.root, starting) => acquired?,
             () = self.cancel.cancelled() => {
                 return Err(HostError::cancelled("cancelled while Lean started"));
             }
