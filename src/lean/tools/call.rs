@@ -33,7 +33,7 @@ use crate::lean::session::{Pin, Synced};
 use crate::lean::speculation::twins::is_twin_uri;
 use crate::lean::text::{Position, file_uri, outside};
 use crate::lean::workspace::registry::{Acquired, InUse, Registry};
-use crate::lean::workspace::root::{WorkspaceRoot, normalize};
+use crate::lean::workspace::root::{WorkspaceRoot, canonical, normalize};
 use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::CallContext;
 
@@ -132,14 +132,14 @@ impl<'a> LeanCall<'a> {
     pub fn file(&self) -> Result<PathBuf, HostError> {
         let given = self.args.text("path")?;
         let joined = self.root.path().join(given);
-        let file = std::fs::canonicalize(&joined).map_err(|e| {
+        let (file, meta) = canonical(&joined).map_err(|e| {
             bad_path(
                 &joined,
                 format!("cannot open {given:?} in the workspace: {e}"),
             )
         })?;
         self.within(given, &joined, &file)?;
-        if !file.is_file() {
+        if !meta.is_file() {
             return Err(bad_path(&joined, format!("{given:?} is not a file")));
         }
         lean_source(given, &joined, file)
