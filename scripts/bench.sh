@@ -17,6 +17,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/lanes.sh
+# Before this script builds or runs anything: the machine's load from other work, for the report.
+load_before="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 
 smoke=false
 rounds=3
@@ -108,4 +110,4 @@ dirty="$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && 
 lanes_log "benchmark run; writing bench/results.md and bench/results.svg"
 exec "$BENCH_BIN/lean-beam-bench" --md bench/results.md --svg bench/results.svg \
   --json target/bench/results.json --logs "$logs" "${extra[@]}" \
-  --note "Measured at commit $commit$dirty; Node $("$LANES_NODE" --version), $("$LANES_PYTHON" --version); lean-lsp-mcp $LEAN_LSP_MCP_VERSION." "$@"
+  --note "Measured at commit $commit$dirty; Node $("$LANES_NODE" --version), $("$LANES_PYTHON" --version); lean-lsp-mcp $LEAN_LSP_MCP_VERSION. Load average (1, 5, 15 min) before the run began, from other work on the machine: $load_before." "$@"
