@@ -61,9 +61,9 @@ impl Scenarios {
         let mut md = String::new();
         let _ = writeln!(
             md,
-            "\n## The Lean host at scale (release build, against the fake Lean server)\n\n\
-             Measured by `bench-lean-scenarios` (bench/src/bin/lean_scenarios) on the same \
-             release binary{}. **Storm**: pipelined `tools/call`s on one connection, at most 256 \
+            "\n## The Lean host at scale (against the fake Lean server)\n\n\
+             Measured by `bench-lean-scenarios` (bench/src/bin/lean_scenarios) on the binary the \
+             rest of this report measures (the release build in a full run){}. **Storm**: pipelined `tools/call`s on one connection, at most 256 \
              in flight, half `lean_hover` over three workspaces (each synced first) and half \
              `beam_version`, every tenth cancelled right after it is sent; every uncancelled \
              call answered exactly once and without error, a cancelled one at most once. \
@@ -100,9 +100,9 @@ impl Scenarios {
             let _ = writeln!(
                 md,
                 "| storm, MCP {family} | {} ({} Lean, {} cancelled) | {} | {} | {} |",
-                figure(one.calls as f64),
-                figure(one.lean_calls as f64),
-                figure(one.cancelled as f64),
+                whole(one.calls),
+                whole(one.lean_calls),
+                whole(one.cancelled),
                 spread(storms.iter().map(|s| s.calls_per_s)),
                 spread(storms.iter().map(|s| mib(s.peak_rss_kib))),
                 count_spread(storms.iter().map(|s| s.peak_lean_processes)),
@@ -113,7 +113,7 @@ impl Scenarios {
         let _ = writeln!(
             md,
             "| budget, MCP 2025-11-25 | {} syncs ({} workspaces) | {} | {} | {} (the bounds allow {}) |",
-            figure(one.documents as f64),
+            whole(one.documents),
             one.workspaces,
             spread(budgets.iter().map(|b| b.calls_per_s)),
             spread(budgets.iter().map(|b| mib(b.peak_rss_kib))),
@@ -121,6 +121,15 @@ impl Scenarios {
             one.allowed_lean_processes
         );
         md
+    }
+}
+
+/// A count as the tables write numbers (`25,000`), without a fraction.
+fn whole(n: usize) -> String {
+    if n < 1000 {
+        n.to_string()
+    } else {
+        figure(n as f64)
     }
 }
 
