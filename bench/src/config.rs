@@ -143,6 +143,10 @@ pub struct ServerRow {
     /// (a different count fails the row like a wrong answer).
     #[serde(default)]
     pub expect_lsp: Option<BTreeMap<String, u64>>,
+    /// With `floor`: a target on the time the row adds to Lean's own, its p50 minus the
+    /// floor's, at most this many µs (at 1 in flight).
+    #[serde(default)]
+    pub above_floor_at_most_us: Option<f64>,
 }
 
 /// A ratio the report checks: baseline/peer on `metric`, in every revision both were run in.

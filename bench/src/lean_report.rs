@@ -353,6 +353,14 @@ fn group_section(md: &mut String, report: &Report, rows: &[&ServerRow], revision
             );
         }
     }
+    if let Some((what, above, met)) = above_floor(report, base_row, revision) {
+        let _ = writeln!(
+            md,
+            "\nTarget {what}: {} µs — {}.",
+            figure(above),
+            if met { "met" } else { "**missed**" }
+        );
+    }
     for (what, target_revision, r, met, aim) in report.targets_in(&base_row.group) {
         // Report-only targets are the ratios above; the section states the bounds.
         if target_revision == revision && !what.ends_with(REPORT_ONLY) {
@@ -364,6 +372,30 @@ fn group_section(md: &mut String, report: &Report, rows: &[&ServerRow], revision
             );
         }
     }
+}
+
+/// The verdict on `row`'s `above_floor_at_most_us` in `revision`: what it says, the row's p50
+/// minus the floor's (µs), and whether that is within the bound.
+pub fn above_floor(
+    report: &Report,
+    row: &ServerRow,
+    revision: Revision,
+) -> Option<(String, f64, bool)> {
+    let bound = row.above_floor_at_most_us?;
+    let ours = report.find(&row.name, revision)?;
+    let floor = report
+        .floor
+        .as_ref()?
+        .requests
+        .get(row.floor.as_ref()?)?
+        .p50_us?;
+    let above = ours.p50_us? - floor;
+    let what = format!(
+        "{} p50 above the floor ({} direct) ≤ {bound} µs",
+        row.name,
+        row.floor.as_deref().unwrap_or_default(),
+    );
+    Some((what, above, above <= bound))
 }
 
 /// Lowest–highest per-round figures of the rows, when they ran more than one round.
@@ -432,7 +464,8 @@ mod tests {
                 {"name": "echo", "command": ["x"], "revisions": ["2025-11-25"], "baseline": true},
                 {"name": "ours", "command": ["x"], "revisions": ["2025-11-25"], "group": "lean-hover",
                  "baseline": true, "tool": "lean_hover", "check": "success", "levels": [1, 8],
-                 "metrics": ["throughput", "lsp_messages"], "floor": "textDocument/hover"},
+                 "metrics": ["throughput", "lsp_messages"], "floor": "textDocument/hover",
+                 "above_floor_at_most_us": 50},
                 {"name": "peer", "command": ["x"], "revisions": ["2025-11-25"], "group": "lean-hover",
                  "tool": "lean_hover_info", "check": "success", "levels": [1, 8],
                  "metrics": ["throughput", "lsp_messages"], "floor": "textDocument/hover"}],
@@ -486,6 +519,13 @@ mod tests {
         assert!(md.contains("| peer, above the floor | 0.05× |"), "{md}");
         assert!(
             md.contains("Target ours p50 / peer ≤ 0.2×: 0.10× — met."),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "Target ours p50 above the floor (textDocument/hover direct) ≤ 50 µs: 100 µs — \
+                 **missed**."
+            ),
             "{md}"
         );
         // The generic tables leave the Lean group to this section.

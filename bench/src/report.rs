@@ -525,7 +525,18 @@ impl Report<'_> {
             md.push_str(&scenarios.section());
         }
         let targets = self.targets();
-        if !targets.is_empty() {
+        let above: Vec<(String, Revision, f64, bool)> = self
+            .config
+            .servers
+            .iter()
+            .flat_map(|row| {
+                Revision::ALL.into_iter().filter_map(move |revision| {
+                    lean_report::above_floor(self, row, revision)
+                        .map(|(what, above, met)| (what, revision, above, met))
+                })
+            })
+            .collect();
+        if !targets.is_empty() || !above.is_empty() {
             let _ = writeln!(
                 md,
                 "\n## Targets\n\n| target | revision | ratio | verdict |\n|---|---|---:|---|"
@@ -536,6 +547,15 @@ impl Report<'_> {
                     "| {what} | {} | {} | {}{aim} |",
                     revision.as_str(),
                     r.map(ratio).unwrap_or_else(|| "–".into()),
+                    if met { "met" } else { "**missed**" }
+                );
+            }
+            for (what, revision, above, met) in above {
+                let _ = writeln!(
+                    md,
+                    "| {what} | {} | {} µs | {} |",
+                    revision.as_str(),
+                    figure(above),
                     if met { "met" } else { "**missed**" }
                 );
             }
