@@ -9,13 +9,16 @@
 #   scripts/bench.sh            the full benchmark (about 12 minutes on 2 cores)
 #   scripts/bench.sh --smoke    a correctness pass for CI: one round, a few hundred calls per
 #                               server; fails only if a server gives a wrong answer (or the
-#                               unchanged lean_sync sends Lean more than its barrier request)
+#                               unchanged lean_sync sends Lean more than its barrier request, or a
+#                               storm or budget check fails)
 #
 # Further arguments go to the load generator (e.g. --rounds 5, --only rmcp); see
 # `target/release/lean-beam-bench --help` and bench/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/lib/lanes.sh
+# Before this script builds or runs anything: the machine's load from other work, for the report.
+load_before="$(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null || echo unknown)"
 
 smoke=false
 rounds=3
@@ -51,14 +54,16 @@ fi
 export BENCH_DIR="$PWD/bench"
 export LANES_NODE LANES_PYTHON LANES_LEAN_LSP_MCP
 
-# The Lean host's rows: the fake lake, a fresh copy of the fixture project, and a directory
-# whose `lake` is the fake (lean-lsp-mcp finds lake on PATH).
+# The Lean host's rows: the fake lake, two fresh copies of the fixture project (the load rows
+# spread over both), and a directory whose `lake` is the fake (lean-lsp-mcp finds lake on PATH).
 export BENCH_FAKE_LAKE="$BENCH_BIN/fake-lake"
 export BENCH_LEAN_ROOT="$PWD/$out/lean-project"
+export BENCH_LEAN_ROOT2="$PWD/$out/lean-project-2"
 export BENCH_FAKE_PATH="$PWD/$out/fake-path"
-rm -rf "$BENCH_LEAN_ROOT" "$BENCH_FAKE_PATH"
+rm -rf "$BENCH_LEAN_ROOT" "$BENCH_LEAN_ROOT2" "$BENCH_FAKE_PATH"
 mkdir -p "$out" "$logs" "$BENCH_FAKE_PATH"
 cp -R tests/fixtures/lean-project "$BENCH_LEAN_ROOT"
+cp -R tests/fixtures/lean-project "$BENCH_LEAN_ROOT2"
 ln -s "$BENCH_FAKE_LAKE" "$BENCH_FAKE_PATH/lake"
 
 # The floor (the fake's own time per request), unless --only leaves out every Lean row.
@@ -83,6 +88,17 @@ if $want_floor; then
   extra=(--lean-floor "$out/lean-floor.json")
 fi
 
+# The Lean host at scale (the storm and the budget scenario), unless --only names servers.
+if ((${#only[@]} == 0)); then
+  scenario_mode=(--rounds "$rounds")
+  $smoke && scenario_mode=(--smoke)
+  lanes_log "the Lean host at scale: the storm and the budget scenario"
+  "$BENCH_BIN/bench-lean-scenarios" --server "$BENCH_BIN/lean-beam-mcp" --lake "$BENCH_FAKE_LAKE" \
+    --fixture tests/fixtures/lean-project --work "$out/scenarios" --logs "$logs" \
+    --out "$out/lean-scenarios.json" "${scenario_mode[@]}"
+  extra+=(--lean-scenarios "$out/lean-scenarios.json")
+fi
+
 if $smoke; then
   lanes_log "benchmark smoke run (correctness only); report in $out/results.md"
   exec "$BENCH_BIN/lean-beam-bench" --md "$out/results.md" --svg "$out/results.svg" \
@@ -94,4 +110,4 @@ dirty="$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && 
 lanes_log "benchmark run; writing bench/results.md and bench/results.svg"
 exec "$BENCH_BIN/lean-beam-bench" --md bench/results.md --svg bench/results.svg \
   --json target/bench/results.json --logs "$logs" "${extra[@]}" \
-  --note "Measured at commit $commit$dirty; Node $("$LANES_NODE" --version), $("$LANES_PYTHON" --version); lean-lsp-mcp $LEAN_LSP_MCP_VERSION." "$@"
+  --note "Measured at commit $commit$dirty; Node $("$LANES_NODE" --version), $("$LANES_PYTHON" --version); lean-lsp-mcp $LEAN_LSP_MCP_VERSION. Load average (1, 5, 15 min) before the run began, from other work on the machine: $load_before." "$@"

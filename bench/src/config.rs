@@ -143,6 +143,10 @@ pub struct ServerRow {
     /// (a different count fails the row like a wrong answer).
     #[serde(default)]
     pub expect_lsp: Option<BTreeMap<String, u64>>,
+    /// With `floor`: a target on the time the row adds to Lean's own, its p50 minus the
+    /// floor's, at most this many µs (at 1 in flight).
+    #[serde(default)]
+    pub above_floor_at_most_us: Option<f64>,
 }
 
 /// A ratio the report checks: baseline/peer on `metric`, in every revision both were run in.
@@ -435,7 +439,8 @@ mod tests {
                 .any(|s| s.baseline && s.group == "sdk")
         );
         // The Lean host's groups: ours as baseline, at 1 and 8 in flight, against a floor, and
-        // an unchanged lean_sync must send Lean its barrier request only.
+        // an unchanged lean_sync must send Lean its barrier request only; the load groups at 8
+        // in flight, over two workspaces.
         let lean: Vec<&ServerRow> = config
             .servers
             .iter()
@@ -443,12 +448,18 @@ mod tests {
             .collect();
         assert!(!lean.is_empty());
         for row in &lean {
-            assert_eq!(row.levels.as_deref(), Some(&[1, 8][..]), "{}", row.name);
-            assert!(row.measures(Metric::LspMessages), "{}", row.name);
+            if row.group.starts_with("lean-load-") {
+                assert_eq!(row.levels.as_deref(), Some(&[8][..]), "{}", row.name);
+                let text = serde_json::to_string(&row.rotate).unwrap();
+                assert!(text.contains("BENCH_LEAN_ROOT2"), "{}", row.name);
+            } else {
+                assert_eq!(row.levels.as_deref(), Some(&[1, 8][..]), "{}", row.name);
+                assert!(row.measures(Metric::LspMessages), "{}", row.name);
+            }
         }
         let sync = lean
             .iter()
-            .find(|s| s.baseline && s.tool == "lean_sync")
+            .find(|s| s.baseline && s.tool == "lean_sync" && s.group == "lean-sync")
             .expect("our lean_sync row");
         assert_eq!(
             sync.expect_lsp,

@@ -57,11 +57,12 @@ pub fn groups(config: &Config) -> Vec<&str> {
     out
 }
 
-/// One line of a group's table: calls/s by level, p50, p99 (µs).
+/// One line of a group's table: calls/s by level, p50, p99 (µs), server CPU per call.
 struct Figures {
     throughput: BTreeMap<u64, f64>,
     p50: Option<f64>,
     p99: Option<f64>,
+    cpu: Option<f64>,
 }
 
 impl Figures {
@@ -70,14 +71,18 @@ impl Figures {
             throughput: s.throughput.clone(),
             p50: s.p50_us,
             p99: s.p99_us,
+            cpu: s.cpu_us_per_call,
         }
     }
 
-    fn of_floor(f: &FloorFigures) -> Figures {
+    /// The floor's figures; its latencies are at 1 in flight, so they stand beside rows timed
+    /// at `at` only when `at` is 1.
+    fn of_floor(f: &FloorFigures, at: u64) -> Figures {
         Figures {
             throughput: f.throughput.clone(),
-            p50: f.p50_us,
-            p99: f.p99_us,
+            p50: f.p50_us.filter(|_| at == 1),
+            p99: f.p99_us.filter(|_| at == 1),
+            cpu: None,
         }
     }
 
@@ -143,9 +148,13 @@ pub fn section(report: &Report) -> String {
          The **floor** is the fake's own time per request: {} speaking LSP to the same fake \
          directly, the one request the tool needs{}. **LSP messages per call**: what the fake \
          received per tool call over {lsp_calls} calls at 1 in flight after a warm-up call \
-         (its trace file). Ratios are ours / peer, every one below 1 better for ours: latency \
-         at 1 in flight, and µs/call = 1/(calls/s) at each level; *above the floor* is \
-         (ours − floor) / (peer − floor), the time each server adds to Lean's own.",
+         (its trace file). Latency is taken at the lowest level a row runs: 1 in flight for the \
+         per-tool groups, 8 for the load groups (`lean-load-*`: 4 documents over 2 workspaces), \
+         where the floor's, taken at 1, is left out. **Server CPU µs/call**: the server's own \
+         user+system time (not its Lean's) over the run at the highest level, per call. Ratios \
+         are ours / peer, every one below 1 better for ours: latency, and µs/call = \
+         1/(calls/s) at each level; *above the floor* is (ours − floor) / (peer − floor), the \
+         time each server adds to Lean's own.",
         floor
             .and_then(|f| f.label.clone())
             .unwrap_or_else(|| "`bench-lean-floor`".into()),
@@ -185,11 +194,16 @@ fn group_section(md: &mut String, report: &Report, rows: &[&ServerRow], revision
         .iter()
         .find_map(|r| r.floor.clone())
         .unwrap_or_default();
+    // The level the rows' latencies were taken at (1 unless their levels leave it out).
+    let at = present
+        .iter()
+        .find_map(|(_, s)| s.latency_level)
+        .unwrap_or(1);
     let floor = report
         .floor
         .as_ref()
         .and_then(|f| f.requests.get(&method))
-        .map(Figures::of_floor);
+        .map(|f| Figures::of_floor(f, at));
     let mut levels: Vec<u64> = present
         .iter()
         .flat_map(|(_, s)| s.throughput.keys().copied())
@@ -204,8 +218,13 @@ fn group_section(md: &mut String, report: &Report, rows: &[&ServerRow], revision
         base_row.group,
         revision.as_str()
     );
+    let top = levels.last().copied().unwrap_or(1);
     let mut headers: Vec<String> = levels.iter().map(|n| format!("calls/s @{n}")).collect();
-    headers.extend(["p50 µs @1".into(), "p99 µs @1".into()]);
+    headers.extend([
+        format!("p50 µs @{at}"),
+        format!("p99 µs @{at}"),
+        format!("server CPU µs/call @{top}"),
+    ]);
     let _ = writeln!(
         md,
         "| server | tool | {} | LSP messages/call |",
@@ -219,6 +238,7 @@ fn group_section(md: &mut String, report: &Report, rows: &[&ServerRow], revision
             .collect();
         cells.push(f.p50.map_or("–".into(), figure));
         cells.push(f.p99.map_or("–".into(), figure));
+        cells.push(f.cpu.map_or("–".into(), figure));
         cells.join(" | ")
     };
     for (row, s) in &present {
@@ -251,6 +271,7 @@ fn group_section(md: &mut String, report: &Report, rows: &[&ServerRow], revision
             );
         }
     }
+    spread_table(md, &present, &levels, at);
     for (row, s) in &present {
         if let Some(failure) = &s.failure {
             let _ = writeln!(
@@ -292,7 +313,7 @@ fn group_section(md: &mut String, report: &Report, rows: &[&ServerRow], revision
         .map(|(_, s)| Figures::of(s));
     let peers: Vec<&(&ServerRow, &Summary)> = present.iter().filter(|(r, _)| !r.baseline).collect();
     if let Some(ours) = ours.filter(|_| !peers.is_empty()) {
-        let mut headers = vec!["p50 @1".to_string(), "p99 @1".to_string()];
+        let mut headers = vec![format!("p50 @{at}"), format!("p99 @{at}")];
         headers.extend(levels.iter().map(|n| format!("µs/call @{n}")));
         let _ = writeln!(md, "\nRatios {} / peer:\n", base_row.name);
         let _ = writeln!(md, "| peer | {} |", headers.join(" | "));
@@ -332,6 +353,14 @@ fn group_section(md: &mut String, report: &Report, rows: &[&ServerRow], revision
             );
         }
     }
+    if let Some((what, above, met)) = above_floor(report, base_row, revision) {
+        let _ = writeln!(
+            md,
+            "\nTarget {what}: {} µs — {}.",
+            figure(above),
+            if met { "met" } else { "**missed**" }
+        );
+    }
     for (what, target_revision, r, met, aim) in report.targets_in(&base_row.group) {
         // Report-only targets are the ratios above; the section states the bounds.
         if target_revision == revision && !what.ends_with(REPORT_ONLY) {
@@ -342,6 +371,62 @@ fn group_section(md: &mut String, report: &Report, rows: &[&ServerRow], revision
                 if met { "met" } else { "**missed**" }
             );
         }
+    }
+}
+
+/// The verdict on `row`'s `above_floor_at_most_us` in `revision`: what it says, the row's p50
+/// minus the floor's (µs), and whether that is within the bound.
+pub fn above_floor(
+    report: &Report,
+    row: &ServerRow,
+    revision: Revision,
+) -> Option<(String, f64, bool)> {
+    let bound = row.above_floor_at_most_us?;
+    let ours = report.find(&row.name, revision)?;
+    let floor = report
+        .floor
+        .as_ref()?
+        .requests
+        .get(row.floor.as_ref()?)?
+        .p50_us?;
+    let above = ours.p50_us? - floor;
+    let what = format!(
+        "{} p50 above the floor ({} direct) ≤ {bound} µs",
+        row.name,
+        row.floor.as_deref().unwrap_or_default(),
+    );
+    Some((what, above, above <= bound))
+}
+
+/// Lowest–highest per-round figures of the rows, when they ran more than one round.
+fn spread_table(md: &mut String, present: &[(&ServerRow, &Summary)], levels: &[u64], at: u64) {
+    if present.iter().all(|(_, s)| s.rounds < 2) {
+        return;
+    }
+    // The summaries key their spread by the generic columns' headers.
+    let mut keys: Vec<(String, String)> = levels
+        .iter()
+        .map(|n| (format!("calls/s @{n}"), format!("calls/s @{n}")))
+        .collect();
+    keys.push(("p50 µs @1".into(), format!("p50 µs @{at}")));
+    keys.push(("p99 µs @1".into(), format!("p99 µs @{at}")));
+    keys.push(("server CPU µs/call".into(), "server CPU µs/call".into()));
+    let _ = writeln!(
+        md,
+        "\nSpread across rounds (lowest–highest of the per-round figures):\n"
+    );
+    let shown: Vec<&str> = keys.iter().map(|(_, h)| h.as_str()).collect();
+    let _ = writeln!(md, "| server | {} |", shown.join(" | "));
+    let _ = writeln!(md, "|---|{}", "---:|".repeat(keys.len()));
+    for (row, s) in present {
+        let cells: Vec<String> = keys
+            .iter()
+            .map(|(key, _)| match s.spread.get(key) {
+                Some((lo, hi)) => format!("{}–{}", figure(*lo), figure(*hi)),
+                None => "–".into(),
+            })
+            .collect();
+        let _ = writeln!(md, "| {} | {} |", row.name, cells.join(" | "));
     }
 }
 
@@ -379,7 +464,8 @@ mod tests {
                 {"name": "echo", "command": ["x"], "revisions": ["2025-11-25"], "baseline": true},
                 {"name": "ours", "command": ["x"], "revisions": ["2025-11-25"], "group": "lean-hover",
                  "baseline": true, "tool": "lean_hover", "check": "success", "levels": [1, 8],
-                 "metrics": ["throughput", "lsp_messages"], "floor": "textDocument/hover"},
+                 "metrics": ["throughput", "lsp_messages"], "floor": "textDocument/hover",
+                 "above_floor_at_most_us": 50},
                 {"name": "peer", "command": ["x"], "revisions": ["2025-11-25"], "group": "lean-hover",
                  "tool": "lean_hover_info", "check": "success", "levels": [1, 8],
                  "metrics": ["throughput", "lsp_messages"], "floor": "textDocument/hover"}],
@@ -417,12 +503,15 @@ mod tests {
             preamble: String::new(),
             chart: None,
             floor: Some(floor),
+            scenarios: None,
         };
         let md = section(&report);
         assert!(md.contains("### `lean_hover` — group lean-hover"), "{md}");
-        assert!(md.contains("| **ours** | `lean_hover` | 5,000 | 10,000 | 200 | 400 | 1 (`textDocument/hover`) |"), "{md}");
+        assert!(md.contains("| **ours** | `lean_hover` | 5,000 | 10,000 | 200 | 400 | – | 1 (`textDocument/hover`) |"), "{md}");
         assert!(
-            md.contains("| floor | `textDocument/hover` direct | 10,000 | 25,000 | 100 | 200 |"),
+            md.contains(
+                "| floor | `textDocument/hover` direct | 10,000 | 25,000 | 100 | 200 | – |"
+            ),
             "{md}"
         );
         // End to end 200/2100; above the floor (200 − 100)/(2100 − 100).
@@ -430,6 +519,13 @@ mod tests {
         assert!(md.contains("| peer, above the floor | 0.05× |"), "{md}");
         assert!(
             md.contains("Target ours p50 / peer ≤ 0.2×: 0.10× — met."),
+            "{md}"
+        );
+        assert!(
+            md.contains(
+                "Target ours p50 above the floor (textDocument/hover direct) ≤ 50 µs: 100 µs — \
+                 **missed**."
+            ),
             "{md}"
         );
         // The generic tables leave the Lean group to this section.
@@ -449,7 +545,7 @@ mod tests {
         .unwrap();
         let hover = &floor.requests["textDocument/hover"];
         assert_eq!(hover.throughput[&8], 30000.0);
-        let times = Figures::of_floor(hover).times(&[1, 8, 64]);
+        let times = Figures::of_floor(hover, 1).times(&[1, 8, 64]);
         assert_eq!(times[0], Some(100.0));
         assert!((times[3].unwrap() - 1e6 / 30000.0).abs() < 1e-9);
         assert_eq!(times[4], None);

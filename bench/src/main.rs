@@ -18,6 +18,7 @@ mod lsp_count;
 mod measure;
 mod proto;
 mod report;
+mod scenarios;
 mod svg;
 
 use std::path::PathBuf;
@@ -89,6 +90,9 @@ struct Cli {
     /// the Lean host's section.
     #[arg(long)]
     lean_floor: Option<PathBuf>,
+    /// The Lean host's storm and budget scenarios, as `bench-lean-scenarios` wrote them.
+    #[arg(long)]
+    lean_scenarios: Option<PathBuf>,
 }
 
 /// The first 300 characters of a text, for error messages.
@@ -201,6 +205,18 @@ fn main() -> ExitCode {
     let floor = match cli.lean_floor.as_deref().map(lean_report::Floor::load) {
         None => None,
         Some(Ok(floor)) => Some(floor),
+        Some(Err(e)) => {
+            eprintln!("lean-beam-bench: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let scenarios = match cli
+        .lean_scenarios
+        .as_deref()
+        .map(scenarios::Scenarios::load)
+    {
+        None => None,
+        Some(Ok(scenarios)) => Some(scenarios),
         Some(Err(e)) => {
             eprintln!("lean-beam-bench: {e}");
             return ExitCode::FAILURE;
@@ -342,6 +358,7 @@ fn main() -> ExitCode {
         preamble,
         chart: chart_name,
         floor,
+        scenarios,
     };
     let mut ok = true;
     let mut write = |path: &Option<PathBuf>, text: String| {

@@ -42,12 +42,15 @@ pub struct Settings {
 pub struct Sample {
     /// Calls per second by requests in flight.
     pub throughput: BTreeMap<u64, f64>,
-    /// Latency percentiles at 1 in flight, in microseconds.
+    /// Latency percentiles at the row's lowest level (1 in flight unless the row's `levels`
+    /// leave it out), in microseconds.
     pub p50_us: Option<f64>,
     /// 99th percentile.
     pub p99_us: Option<f64>,
     /// Maximum.
     pub max_us: Option<f64>,
+    /// The requests in flight the latencies were taken at.
+    pub latency_level: Option<u64>,
     /// Spawn to the opening's answer, per spawn, in ms.
     pub cold_ms: Vec<f64>,
     /// Spawn to the first tool call's answer, per spawn, in ms.
@@ -106,6 +109,7 @@ pub fn round(row: &ServerRow, revision: Revision, settings: &Settings) -> Result
 
     let levels = row.levels(&settings.concurrency);
     let top = levels.iter().copied().max().unwrap_or(1);
+    let lowest = levels.iter().copied().min().unwrap_or(1);
     if row.measures(Metric::Rss) {
         // A connection of its own, so every server is read after the same number of calls.
         let mut session = Session::open(command, env, &log, revision, &row.tool)?;
@@ -130,9 +134,11 @@ pub fn round(row: &ServerRow, revision: Revision, settings: &Settings) -> Result
     if row.measures(Metric::Throughput) {
         session.run(&small, 8, settings.warmup, false)?;
         for &concurrency in levels {
-            let stats = session.run(&small, concurrency, settings.level, concurrency == 1)?;
+            let timed = concurrency == lowest;
+            let stats = session.run(&small, concurrency, settings.level, timed)?;
             sample.throughput.insert(concurrency, stats.throughput());
-            if concurrency == 1 {
+            if timed {
+                sample.latency_level = Some(concurrency);
                 let mut lat: Vec<f64> = stats.latencies.iter().map(|d| us(*d)).collect();
                 lat.sort_by(f64::total_cmp);
                 sample.p50_us = percentile(&lat, 0.50);

@@ -29,6 +29,9 @@ pub struct Summary {
     pub p99_us: Option<f64>,
     /// Maximum, µs (median of the rounds' maxima).
     pub max_us: Option<f64>,
+    /// The requests in flight the latencies were taken at (1 unless the row's levels leave
+    /// it out).
+    pub latency_level: Option<u64>,
     /// Median over every spawn, ms.
     pub cold_ms: Option<f64>,
     /// Median over every spawn, ms.
@@ -80,6 +83,7 @@ impl Summary {
             rounds: samples.len(),
             throughput,
             p50_us: pick(&|s| s.p50_us),
+            latency_level: samples.iter().find_map(|s| s.latency_level),
             p99_us: pick(&|s| s.p99_us),
             max_us: pick(&|s| s.max_us),
             cold_ms: median(samples.iter().flat_map(|s| s.cold_ms.iter().copied())),
@@ -279,6 +283,8 @@ pub struct Report<'a> {
     pub chart: Option<String>,
     /// The fake Lean server's own time per request (`bench-lean-floor`), when measured.
     pub floor: Option<Floor>,
+    /// The Lean host's storm and budget (`bench-lean-scenarios`), when measured.
+    pub scenarios: Option<crate::scenarios::Scenarios>,
 }
 
 impl Report<'_> {
@@ -515,8 +521,22 @@ impl Report<'_> {
             }
         }
         md.push_str(&lean_report::section(self));
+        if let Some(scenarios) = &self.scenarios {
+            md.push_str(&scenarios.section());
+        }
         let targets = self.targets();
-        if !targets.is_empty() {
+        let above: Vec<(String, Revision, f64, bool)> = self
+            .config
+            .servers
+            .iter()
+            .flat_map(|row| {
+                Revision::ALL.into_iter().filter_map(move |revision| {
+                    lean_report::above_floor(self, row, revision)
+                        .map(|(what, above, met)| (what, revision, above, met))
+                })
+            })
+            .collect();
+        if !targets.is_empty() || !above.is_empty() {
             let _ = writeln!(
                 md,
                 "\n## Targets\n\n| target | revision | ratio | verdict |\n|---|---|---:|---|"
@@ -527,6 +547,15 @@ impl Report<'_> {
                     "| {what} | {} | {} | {}{aim} |",
                     revision.as_str(),
                     r.map(ratio).unwrap_or_else(|| "–".into()),
+                    if met { "met" } else { "**missed**" }
+                );
+            }
+            for (what, revision, above, met) in above {
+                let _ = writeln!(
+                    md,
+                    "| {what} | {} | {} µs | {} |",
+                    revision.as_str(),
+                    figure(above),
                     if met { "met" } else { "**missed**" }
                 );
             }

@@ -17,6 +17,7 @@
 //! | what each diagnostic is (setup lines, stale imports, silent); counts; readiness | `session/diagnostics.rs` |
 //! | the diagnostics barrier: one complete version, strict for twins; stale imports | `session/barrier.rs` |
 //! | one request about a document; reviving a crashed worker; the crash grace | `session/ask.rs` |
+//! | reading a source from disk: in place when small, on the blocking pool when large | `session/source.rs` |
 //! | progress, the liveness notice and live logs while a call waits on a document | `session/report.rs` |
 //! | goals in the goal shape | `session/goals.rs` |
 //! | a twin's link to its real file (so Lake sets the twin up as the real module): only inside `.lake`, created new, never made or removed through another link | `session/twin_file.rs` |
@@ -25,8 +26,8 @@
 //! | the child's process group, its stderr tail, spawning owned children | `server/process.rs` |
 //! | what a dead server leaves behind | `server/orphans.rs` |
 //! | LSP correlation, cancel-on-drop, answering the server's requests | `server/lsp/client.rs` |
-//! | the byte-bounded queue to Lean's stdin | `server/lsp/outbox.rs` |
-//! | workspace descriptors and canonical roots | `workspace/root.rs` |
+//! | the byte-bounded queue to Lean's stdin; a frame sent while nothing waits is written by its sender | `server/lsp/outbox.rs` |
+//! | workspace descriptors and canonical roots; how any path given to the host is resolved (one walk) | `workspace/root.rs` |
 //! | one runtime per root: single-flight starts, `--max-workspaces`, idle shutdown, restarts, drops | `workspace/registry.rs` |
 //! | a runtime: a server, its documents, the configuration it loaded | `workspace/runtime.rs` |
 //! | what counts as a Lake configuration change | `workspace/config.rs` |

@@ -86,15 +86,19 @@ pub fn offset_of(text: &str, position: Position) -> usize {
 
 /// Why `at` lies outside `text`, if it does (a line past the last, or a column past its line's
 /// end), with the number of lines the text has.
+///
+/// A position inside costs a scan up to its line, never of the whole text: every
+/// position-bound call asks.
 pub fn outside(text: &str, at: Position) -> Option<(String, usize)> {
-    let count = text.split('\n').count();
+    let count = || text.split('\n').count();
     let Some(line) = text.split('\n').nth(at.line as usize) else {
+        let count = count();
         return Some((format!("it has {count} lines (0 to {})", count - 1), count));
     };
     let width = line.trim_end_matches('\r').encode_utf16().count();
     (at.character as usize > width).then(|| {
         let why = format!("line {} is {width} UTF-16 code units long", at.line);
-        (why, count)
+        (why, count())
     })
 }
 

@@ -4,20 +4,34 @@
 //! 1. *One schema, one source.* The schema `tools/list` advertises is the schema `tools/call`
 //!    enforces; nothing else decides what arguments are acceptable.
 //! 2. At load, [`InputSchema::compile`] refuses any keyword outside [`KEYWORDS`] and
-//!    [`ANNOTATIONS`] (naming it and where it stands), a root that is not `type: "object"`, and any
+//!    [`ANNOTATIONS`] (naming it and where it stands), a root that is not `type: "object"`, any
 //!    schema with `properties` that does not close itself with `additionalProperties: false`, so an
-//!    advertised constraint can never go unenforced and undeclared fields are never ignored.
+//!    advertised constraint can never go unenforced and undeclared fields are never ignored, and
+//!    any keyword whose value is malformed (naming where).
 //! 3. At call time, [`InputSchema::check`] reports the first violation as an [`ArgumentError`]
 //!    with a JSON Pointer to the offending argument. Undeclared fields are reported before missing
 //!    ones, missing before ill-typed, so the answer names the most fundamental mistake.
 //!
-//! Validation itself is the `jsonschema` crate (draft 2020-12, no remote references, no format
-//! assertions: `format` is outside the subset for that reason).
+//! Validation is draft 2020-12 restricted to the subset (`node.rs` compiles, `check.rs` checks,
+//! `json.rs` holds the JSON Schema notions of type, number and equality), with the verdicts and
+//! the sentences of the `jsonschema` crate, which it replaced on the product path: that crate
+//! compiles the draft's whole meta-schema the first time any schema is built (about 1 ms and
+//! 3 MiB, most of a cold start) and offers no public way to skip it. `jsonschema` stays the
+//! oracle: `oracle_tests.rs` checks both on generated schemas and arguments and on the Lean
+//! catalog's own schemas.
+
+mod check;
+mod json;
+mod node;
+#[cfg(test)]
+mod oracle_tests;
 
 use std::fmt;
 
-use jsonschema::error::ValidationErrorKind;
 use serde_json::{Map, Value};
+
+use check::{Kind, Path, Violation};
+use node::Node;
 
 /// Keywords that constrain, all of which are enforced.
 pub const KEYWORDS: &[&str] = &[
@@ -34,7 +48,6 @@ pub const KEYWORDS: &[&str] = &[
     "exclusiveMaximum",
     "minLength",
     "maxLength",
-    "pattern",
     "minItems",
     "maxItems",
     "uniqueItems",
@@ -91,7 +104,7 @@ pub struct ArgumentError {
 /// A tool's input schema, checked against the subset and compiled for validation.
 pub struct InputSchema {
     advertised: Value,
-    validator: jsonschema::Validator,
+    root: Node,
 }
 
 impl fmt::Debug for InputSchema {
@@ -129,13 +142,10 @@ impl InputSchema {
             ));
         }
         check_subschema(root, "", true)?;
-        let validator = jsonschema::draft202012::options()
-            .should_validate_formats(false)
-            .build(&schema)
-            .map_err(|e| refuse(e.schema_path().as_str(), e.to_string()))?;
+        let root = Node::compile(root, "")?;
         Ok(InputSchema {
             advertised: schema,
-            validator,
+            root,
         })
     }
 
@@ -146,37 +156,35 @@ impl InputSchema {
 
     /// Validates arguments, reporting the most fundamental violation.
     pub fn check(&self, tool: &str, arguments: &Value) -> Result<(), ArgumentError> {
-        let mut worst: Option<(u8, ArgumentError)> = None;
-        for error in self.validator.iter_errors(arguments) {
-            let candidate = describe(
-                tool,
-                error.instance_path().as_str(),
-                error.kind(),
-                &error.to_string(),
-            );
-            if worst
-                .as_ref()
-                .is_none_or(|(rank, best)| (candidate.0, &candidate.1.path) < (*rank, &best.path))
-            {
-                worst = Some(candidate);
-            }
-        }
-        match worst {
-            Some((_, error)) => Err(error),
-            None => Ok(()),
-        }
+        let mut violations = Vec::new();
+        check::collect(&self.root, arguments, Path::Root, &mut violations);
+        report(tool, violations)
     }
 }
 
-fn describe(tool: &str, at: &str, kind: &ValidationErrorKind, detail: &str) -> (u8, ArgumentError) {
-    let subject = if at.is_empty() {
-        format!("{tool} arguments")
-    } else {
-        format!("argument {at}")
-    };
-    match kind {
-        ValidationErrorKind::AdditionalProperties { unexpected } => {
-            let mut names = unexpected.clone();
+/// The violation to report: undeclared members first, then missing ones, then the rest, each
+/// kind by pointer, the first found among equals.
+fn report(tool: &str, violations: Vec<Violation>) -> Result<(), ArgumentError> {
+    let mut worst: Option<(u8, ArgumentError)> = None;
+    for violation in violations {
+        let candidate = describe(tool, violation);
+        if worst
+            .as_ref()
+            .is_none_or(|(rank, best)| (candidate.0, &candidate.1.path) < (*rank, &best.path))
+        {
+            worst = Some(candidate);
+        }
+    }
+    match worst {
+        Some((_, error)) => Err(error),
+        None => Ok(()),
+    }
+}
+
+fn describe(tool: &str, violation: Violation) -> (u8, ArgumentError) {
+    let at = violation.at;
+    match violation.kind {
+        Kind::Additional(mut names) => {
             names.sort();
             let first = names.first().map(|n| escape_pointer(n)).unwrap_or_default();
             let message = if at.is_empty() {
@@ -186,7 +194,7 @@ fn describe(tool: &str, at: &str, kind: &ValidationErrorKind, detail: &str) -> (
                 )
             } else {
                 format!(
-                    "{subject} accepts no undeclared fields: {}",
+                    "argument {at} accepts no undeclared fields: {}",
                     names.join(", ")
                 )
             };
@@ -198,27 +206,26 @@ fn describe(tool: &str, at: &str, kind: &ValidationErrorKind, detail: &str) -> (
                 },
             )
         }
-        ValidationErrorKind::Required { property } => {
-            let name = property.as_str().unwrap_or_default();
-            let path = format!("{at}/{}", escape_pointer(name));
-            let message = format!("{tool} requires argument {path}");
-            (1, ArgumentError { path, message })
+        Kind::Required => {
+            let message = format!("{tool} requires argument {at}");
+            (1, ArgumentError { path: at, message })
         }
-        _ => (
-            2,
-            ArgumentError {
-                path: at.to_string(),
-                message: format!("{subject} is invalid: {detail}"),
-            },
-        ),
+        Kind::Other(detail) => {
+            let message = if at.is_empty() {
+                format!("{tool} arguments is invalid: {detail}")
+            } else {
+                format!("argument {at} is invalid: {detail}")
+            };
+            (2, ArgumentError { path: at, message })
+        }
     }
 }
 
-fn escape_pointer(segment: &str) -> String {
+pub(super) fn escape_pointer(segment: &str) -> String {
     segment.replace('~', "~0").replace('/', "~1")
 }
 
-fn refuse(pointer: &str, message: impl Into<String>) -> SchemaError {
+pub(super) fn refuse(pointer: &str, message: impl Into<String>) -> SchemaError {
     SchemaError {
         pointer: pointer.to_string(),
         message: message.into(),
@@ -351,6 +358,34 @@ mod tests {
             "additionalProperties": false
         }));
         assert_eq!(format.unwrap_err().pointer, "/properties/u/format");
+        // ECMA-262 patterns are not checked here, so they are refused, not ignored.
+        let pattern = InputSchema::compile(json!({
+            "type": "object",
+            "properties": {"u": {"type": "string", "pattern": "^a"}},
+            "additionalProperties": false
+        }));
+        assert_eq!(pattern.unwrap_err().pointer, "/properties/u/pattern");
+    }
+
+    #[test]
+    fn refuses_malformed_keyword_values_naming_where() {
+        for (property, pointer) in [
+            (json!({"type": "strnig"}), "/properties/p/type"),
+            (json!({"type": []}), "/properties/p/type"),
+            (json!({"minimum": "0"}), "/properties/p/minimum"),
+            (json!({"maxLength": -1}), "/properties/p/maxLength"),
+            (json!({"enum": "a"}), "/properties/p/enum"),
+            (json!({"uniqueItems": 1}), "/properties/p/uniqueItems"),
+            (json!({"description": 1}), "/properties/p/description"),
+        ] {
+            let err = InputSchema::compile(json!({
+                "type": "object",
+                "properties": {"p": property},
+                "additionalProperties": false
+            }))
+            .unwrap_err();
+            assert_eq!(err.pointer, pointer, "{err}");
+        }
     }
 
     #[test]

@@ -115,7 +115,7 @@ fn an_unchanged_sync_sends_lean_only_its_barrier() {
     let project = Project::fixture();
     let mut lean = Lean::start(&[&project], &[], &[]);
     lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
-    let before = lean.received().len();
+    let before = lean.received_after_handshake().len();
     lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
     // Lean recorded the barrier before it answered it, so the trace is complete here.
     let after = lean.received();

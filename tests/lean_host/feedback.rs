@@ -260,7 +260,7 @@ fn a_cached_runtime_adds_its_own_workspace_context_only() {
     let mut lean = start_all(&[&first, &second]);
     lean.ok("lean_sync", args(&first, "Fixture/Basic.lean", json!({})));
     lean.ok("lean_sync", args(&second, "Fixture/Uses.lean", json!({})));
-    let sent_before = lean.received().len();
+    let sent_before = lean.received_after_handshake().len();
     let card = lean.ok(TOOL, report(&first, json!({"include_collected": true})));
     assert_eq!(
         lean.received().len(),
@@ -319,7 +319,7 @@ fn confidential_reports_collect_nothing_and_name_no_workspace() {
     lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
     let root = project.root().display().to_string();
     let home = home_of(&project).display().to_string();
-    let sent_before = lean.received().len();
+    let sent_before = lean.received_after_handshake().len();
     let card = lean.ok(
         TOOL,
         report(

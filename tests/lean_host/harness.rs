@@ -287,6 +287,21 @@ impl Lean {
             .collect()
     }
 
+    /// What the fake has received, once it has our answer to its watcher registration: Lean
+    /// asks for it when the handshake ends, and the answer may reach it after the first call's
+    /// own messages (the host answers as it reads, while the call goes on), so a window of
+    /// messages that starts after the first call starts here.
+    /// (A real Lean leaves no trace: nothing to wait for.)
+    pub fn received_after_handshake(&self) -> Vec<String> {
+        if real_lake().is_some() {
+            return self.received();
+        }
+        self.wait_received("the answer to register_lean_watcher", |t| {
+            t["id"] == "register_lean_watcher" && t["response"] == true
+        });
+        self.received()
+    }
+
     /// Waits until the fake has received a message satisfying `matches`.
     pub fn wait_received(&self, what: &str, matches: impl Fn(&Value) -> bool) -> Value {
         let deadline = Instant::now() + PATIENCE;

@@ -696,7 +696,7 @@ fn lean_todo_asks_lean_once_per_command_however_many_comment_lines() {
     let mut lean = Lean::start(&[&project], &[], &[]);
     let path = "Fixture/Comments.lean";
     lean.ok("lean_sync", args(&project, path, json!({})));
-    let before = lean.received().len();
+    let before = lean.received_after_handshake().len();
     let lines = text.lines().count() as u64;
     let todo = lean.ok(
         "lean_todo",

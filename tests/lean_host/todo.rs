@@ -257,7 +257,7 @@ fn text_kinds_without_suggestions_cost_lean_nothing() {
         return;
     }
     let (project, mut lean, version) = start();
-    let before = lean.received().len();
+    let before = lean.received_after_handshake().len();
     let found = lean.ok(
         "lean_todo",
         query(
@@ -478,7 +478,7 @@ fn resolve_refuses_actions_without_data_or_for_another_file_before_lean_hears_of
     );
     let basic_version =
         lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})))["version"].clone();
-    let sent = lean.received().len();
+    let sent = lean.received_after_handshake().len();
     let refused = lean.fails(
         "lean_code_action_resolve",
         args(

@@ -131,7 +131,7 @@ impl ToolHost for TestHost {
         let mut gate = spec(
             "gate",
             json!({
-                "gate": {"type": "string", "minLength": 1, "pattern": "^[A-Za-z0-9_-]+$"},
+                "gate": {"type": "string", "minLength": 1},
                 "path": {"type": "string"},
                 "notice_now": {"type": "boolean"},
                 "state": {"type": "string"}

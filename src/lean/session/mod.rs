@@ -2,7 +2,8 @@
 //! documents in Lean, with the pins and leases of the calls using them), the mirror of what Lean
 //! has and has said (`mirror`, `diagnostics`), and the ways a call waits on a document: the
 //! diagnostics barrier (`barrier`), one request (`ask`), the goals at a position (`goals`),
-//! reported on as it goes (`report`); an on-disk twin's file (`twin_file`).
+//! reported on as it goes (`report`); an on-disk twin's file (`twin_file`); reading a source
+//! from disk (`source`).
 
 pub mod ask;
 pub mod barrier;
@@ -11,6 +12,7 @@ pub mod goals;
 pub mod mirror;
 pub mod report;
 pub mod set;
+pub mod source;
 pub mod twin_file;
 
 pub use set::{DocumentSet, Limits, Pin, Placement, Synced, TwinLease};

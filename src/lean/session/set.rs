@@ -618,7 +618,7 @@ impl Pin {
             })?
         };
         let _in_order = order.lock().await;
-        let text: Arc<str> = tokio::fs::read_to_string(path)
+        let text: Arc<str> = super::source::read_source(path)
             .await
             .map_err(|e| HostError::invalid_params(format!("cannot read {}: {e}", path.display())))?
             .into();

@@ -29,9 +29,19 @@ struct Unit {
 
 /// The position to ask Lean at for the tactic around `at` in `text`: its first character
 /// (`before`) or just past its last (see the contract).
+///
+/// Only the text through the position's line is lexed: the lexer reads left to right, so what
+/// follows the line changes nothing on it, and a call on a long file pays for its prefix only.
 pub fn tactic_column(text: &str, at: Position, before: bool) -> Position {
-    let lexed = Lexed::new(text);
-    let (first, code) = line_view(&lexed, at.line);
+    let through_line = text
+        .match_indices('\n')
+        .nth(at.line as usize)
+        .map_or(text, |(end, _)| &text[..=end]);
+    column_in(&Lexed::new(through_line), at, before)
+}
+
+fn column_in(lexed: &Lexed, at: Position, before: bool) -> Position {
+    let (first, code) = line_view(lexed, at.line);
     let character = at.character;
     // The index of the unit at the UTF-16 column `character`.
     let here = code.iter().take_while(|u| u.column < character).count();
@@ -105,6 +115,23 @@ mod tests {
     /// The column asked at for the tactic around `character` of a one-line text.
     fn on_line(line: &str, character: u32, before: bool) -> u32 {
         tactic_column(line, Position::new(0, character), before).character
+    }
+
+    #[test]
+    fn the_text_past_the_line_changes_nothing() {
+        let text = "theorem t : p ∧ q := by\n  constructor <;> /- a; b -/ simp; rfl\n  · exact \"x;y\" -- z; w\n  /- open\n  rfl; rfl\n";
+        for (line, chars) in text.split('\n').enumerate() {
+            for character in 0..=chars.encode_utf16().count() as u32 + 1 {
+                let at = Position::new(line as u32, character);
+                for before in [true, false] {
+                    assert_eq!(
+                        tactic_column(text, at, before),
+                        column_in(&Lexed::new(text), at, before),
+                        "{at:?} {before}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

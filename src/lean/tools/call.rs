@@ -33,7 +33,7 @@ use crate::lean::session::{Pin, Synced};
 use crate::lean::speculation::twins::is_twin_uri;
 use crate::lean::text::{Position, file_uri, outside};
 use crate::lean::workspace::registry::{Acquired, InUse, Registry};
-use crate::lean::workspace::root::{WorkspaceRoot, normalize};
+use crate::lean::workspace::root::{WorkspaceRoot, canonical, normalize};
 use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::CallContext;
 
@@ -106,14 +106,14 @@ impl<'a> LeanCall<'a> {
     /// The workspace's runtime, started if needed; a note is kept for the result when this
     /// call restarted Lean.
     pub async fn runtime(&mut self, registry: &Registry) -> Result<Arc<Runtime>, HostError> {
-        if !registry.is_ready(&self.root) {
+        let starting = || {
             self.ctx.progress(format!(
                 "{}: starting Lean (lake serve) for the workspace",
                 self.ctx.tool()
             ));
-        }
+        };
         let acquired = tokio::select! {
-            acquired = registry.runtime(&self.root) => acquired?,
+            acquired = registry.runtime(&self.root, starting) => acquired?,
             () = self.cancel.cancelled() => {
                 return Err(HostError::cancelled("cancelled while Lean started"));
             }
@@ -140,14 +140,14 @@ impl<'a> LeanCall<'a> {
         let given = self.args.text("path")?;
         let joined = self.root.path().join(given);
         not_a_twin(given, &joined)?;
-        let file = std::fs::canonicalize(&joined).map_err(|e| {
+        let (file, meta) = canonical(&joined).map_err(|e| {
             bad_path(
                 &joined,
                 format!("cannot open {given:?} in the workspace: {e}"),
             )
         })?;
         self.within(given, &joined, &file)?;
-        if !file.is_file() {
+        if !meta.is_file() {
             return Err(bad_path(&joined, format!("{given:?} is not a file")));
         }
         lean_source(given, &joined, file)

@@ -132,11 +132,10 @@ pub async fn call(
 }
 
 async fn sync(call: &LeanCall<'_>, runtime: &Runtime, reopen: bool) -> Result<Value, HostError> {
-    let file = call.file()?;
-    let set = runtime.documents();
-    let caller = call.caller();
     if reopen {
-        set.close(&file_uri(&file).into(), &caller).await?;
+        let file = call.file()?;
+        let uri = file_uri(&file).into();
+        runtime.documents().close(&uri, &call.caller()).await?;
     }
     let in_result = call.args.flag("diagnostics_in_result", false)?;
     let (_pin, document, all) = call.settled(runtime).await?;

@@ -149,8 +149,13 @@ impl Registry {
         lock(&self.slots)
     }
 
-    /// The root's runtime, started (or restarted) as needed (see the contract).
-    pub async fn runtime(&self, root: &WorkspaceRoot) -> Result<Acquired, HostError> {
+    /// The root's runtime, started (or restarted) as needed (see the contract); `starting` is
+    /// called first when the call must wait for a start, its own or another's.
+    pub async fn runtime(
+        &self,
+        root: &WorkspaceRoot,
+        starting: impl FnOnce(),
+    ) -> Result<Acquired, HostError> {
         let (state, in_use, started, note) = {
             let mut slots = self.lock();
 
@@ -212,6 +217,7 @@ impl Registry {
         if let Some(restart) = started {
             self.stats.session_started(root.path(), restart);
         }
+        starting();
         self.wait(state, note, in_use).await
     }
 
@@ -260,13 +266,6 @@ impl Registry {
             let runtime = runtime.clone();
             tokio::spawn(async move { runtime.shutdown().await });
         }
-    }
-
-    /// Whether the root's runtime is ready to use without starting anything.
-    pub fn is_ready(&self, root: &WorkspaceRoot) -> bool {
-        self.lock().get(root).is_some_and(|slot| {
-            matches!(&*slot.state.borrow(), SlotState::Ready(r) if replacement(r, 0).is_none())
-        })
     }
 
     /// The epoch the root's next runtime gets: epochs never repeat for a root, across drops

@@ -34,7 +34,7 @@ use tokio::io::{AsyncBufRead, AsyncWrite};
 use tokio::sync::{oneshot, watch};
 
 use super::framing::{FrameReader, encode};
-use super::outbox::{Outbox, Room, write_frames};
+use super::outbox::{Outbox, Room};
 use crate::trace::Stream;
 
 /// Why a request got no result.
@@ -121,7 +121,7 @@ impl LspClient {
         inbox: Arc<dyn Inbox>,
         trace: Option<Stream>,
     ) -> LspClient {
-        let (out, frames) = Outbox::new();
+        let (out, writer) = Outbox::new(input);
         let shared = Arc::new(Shared {
             pending: Mutex::new(HashMap::new()),
             out,
@@ -132,10 +132,10 @@ impl LspClient {
         });
         // The writer holds the client weakly: it ends (closing the server's stdin) once the last
         // client and request are gone, rather than keeping itself alive through `out`.
-        let writer = Arc::downgrade(&shared);
+        let client = Arc::downgrade(&shared);
         tokio::spawn(async move {
-            if let Some(e) = write_frames(input, frames).await
-                && let Some(shared) = writer.upgrade()
+            if let Some(e) = writer.run().await
+                && let Some(shared) = client.upgrade()
             {
                 shared.close(format!("writing to the server failed: {e}"));
             }
