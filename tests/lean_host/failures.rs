@@ -576,13 +576,23 @@ fn nothing_is_answered_about_a_file_whose_header_failed(order: &str) {
         ("lean_goals", json!({"mode": "before"})),
     ] {
         let mut arguments = at.clone();
-        arguments.as_object_mut().unwrap().extend(more.as_object().unwrap().clone());
+        arguments
+            .as_object_mut()
+            .unwrap()
+            .extend(more.as_object().unwrap().clone());
         let failed = lean.fails(tool, args(&project, path, arguments), "invalidParams");
         assert_eq!(failed["data"]["reason"], "headerFailed", "{tool}: {failed}");
         assert_eq!(failed["data"]["path"], path, "{tool}: {failed}");
-        assert!(failed["data"]["leanMessage"].as_str().is_some_and(|m| !m.is_empty()));
+        assert!(
+            failed["data"]["leanMessage"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty())
+        );
         let message = failed["message"].as_str().unwrap();
-        assert!(message.contains("header") && message.contains("lean_sync"), "{message}");
+        assert!(
+            message.contains("header") && message.contains("lean_sync"),
+            "{message}"
+        );
     }
     lean.finish_without_violations();
 }

@@ -116,14 +116,16 @@ pub async fn header_processed(
 /// What `document` says of its header, when it says anything yet.
 fn header_outcome(path: &str, document: &Document) -> Option<Result<(), HostError>> {
     if let Some(error) = document.header_error() {
-        let failed = import_build_failed(path, document).unwrap_or_else(|| {
-            HostError::header_failed(path, document.version, &error.message)
-        });
+        let failed = import_build_failed(path, document)
+            .unwrap_or_else(|| HostError::header_failed(path, document.version, &error.message));
         return Some(Err(failed));
     }
     let progress = &document.progress;
     let past_header = (progress.done && !progress.fatal)
-        || (!progress.fatal && progress.checking_at.is_some_and(|at| at != Position::new(0, 0)));
+        || (!progress.fatal
+            && progress
+                .checking_at
+                .is_some_and(|at| at != Position::new(0, 0)));
     past_header.then_some(Ok(()))
 }
 
