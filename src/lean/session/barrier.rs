@@ -121,9 +121,9 @@ fn header_outcome(path: &str, document: &Document) -> Option<Result<(), HostErro
         return Some(Err(failed));
     }
     let progress = &document.progress;
-    let past_header = (progress.done && !progress.fatal)
-        || (!progress.fatal
-            && progress
+    let past_header = !progress.fatal
+        && (progress.done
+            || progress
                 .checking_at
                 .is_some_and(|at| at != Position::new(0, 0)));
     past_header.then_some(Ok(()))
