@@ -25,7 +25,8 @@
 //! built the same way, the job lines on stderr, then each target's path is printed on stdout, one
 //! line per target in the order given (Lake's `helpQuery`, `lake query` in `CLI/Main.lean`), or
 //! the build's failures and exit 1. `FAKE_LAKE_QUERY=0` plays a Lake without the command:
-//! `error: unknown command 'query'`, exit 1. Each run is recorded as `{"event": "lake-query"}`.
+//! `error: unknown command 'query'`, exit 1. Each run, that one too, is recorded as `{"event":
+//! "lake-query", "args"}`.
 
 use crate::lake_build::{self, analyze, build_gates, compile, has_config, order, source};
 use crate::lake_cache::{self, Cache};
@@ -120,6 +121,7 @@ fn report_failures(out: &mut dyn Write, failed: &[String]) -> i32 {
 }
 
 pub fn query_main(args: &[String]) -> i32 {
+    record("lake-query", args);
     if std::env::var("FAKE_LAKE_QUERY").as_deref() == Ok("0") {
         eprintln!("error: unknown command 'query'");
         return 1;
@@ -129,7 +131,6 @@ pub fn query_main(args: &[String]) -> i32 {
     if !has_config(&root) {
         return no_config(&mut err);
     }
-    record("lake-query", args);
     let mut wanted: Vec<(String, String)> = Vec::new();
     for a in args.iter().filter(|a| !a.starts_with('-')) {
         let (spec, facet) = a.split_once(':').unwrap_or((a, ""));
