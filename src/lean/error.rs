@@ -489,28 +489,56 @@ impl HostError {
     }
 
     /// `saveUnsupportedSetup` (`artifactsNotFound`): the build succeeded, but its artifacts are
-    /// not where Lake's `LEAN_PATH` says.
+    /// not where Lake says: `lake query` (`source: "lakeQuery"`, the trace from `LEAN_PATH`), or
+    /// `LEAN_PATH` alone for a Lake without `lake query` (`"leanPath"`).
     pub fn artifacts_not_found(
         path: &str,
         module: &str,
         missing: &[String],
         looked_in: &[String],
+        from_query: bool,
         sync: &Value,
     ) -> Self {
-        HostError::new(
-            code::SAVE_UNSUPPORTED_SETUP,
+        let message = if from_query {
+            format!(
+                "`lake build +{module}` succeeded, but {} does not exist, though Lake names it \
+                 (`lake query`, or the build directory in LEAN_PATH for its .trace); save again \
+                 if the build directory or Lake's cache was cleaned meanwhile",
+                missing.join(", ")
+            )
+        } else {
             format!(
                 "`lake build +{module}` succeeded, but {} is not where Lake's LEAN_PATH says its \
                  artifacts are; lean_save does not know this Lake layout",
                 missing.join(", ")
+            )
+        };
+        let source = if from_query { "lakeQuery" } else { "leanPath" };
+        HostError::new(code::SAVE_UNSUPPORTED_SETUP, message).with_data(json!({
+            "path": path,
+            "module": module,
+            "reason": "artifactsNotFound",
+            "source": source,
+            "missing": missing,
+            "lookedIn": looked_in,
+            "sync": sync,
+        }))
+    }
+
+    /// `saveUnsupportedSetup` (`lakeQueryFailed`): the build succeeded, but `lake query` could
+    /// not say where its artifacts are (add its output with [`HostError::with_log_tail`]).
+    pub fn lake_query_failed(path: &str, module: &str, what: &str, sync: &Value) -> Self {
+        HostError::new(
+            code::SAVE_UNSUPPORTED_SETUP,
+            format!(
+                "`lake build +{module}` succeeded, but Lake did not say where its artifacts are: \
+                 {what}; its output is in data.logTail"
             ),
         )
         .with_data(json!({
             "path": path,
             "module": module,
-            "reason": "artifactsNotFound",
-            "missing": missing,
-            "lookedIn": looked_in,
+            "reason": "lakeQueryFailed",
             "sync": sync,
         }))
     }

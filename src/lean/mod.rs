@@ -38,6 +38,8 @@
 //! | a position's proof mode, once per version | `speculation/modes.rs` |
 //! | running `lake`, bounded and killed on every way out | `lake/run.rs` |
 //! | a checkpoint: one save per workspace at a time, the module, Lean told of rewritten artifacts | `lake/checkpoint.rs` |
+//! | where Lake says a module's artifacts are (`lake query`; perhaps its artifact cache), a Lake without it | `lake/query.rs` |
+//! | the artifacts checked to exist, the module's `.trace` and `.ilean` in the build directory | `lake/artifacts.rs` |
 //! | error codes and the data each carries | `error.rs` |
 //! | reading a tool's arguments into types | `tools/args.rs` |
 //! | resolving a call's workspace, file, version and position; its pin | `tools/call.rs` |

@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod artifact_cache;
 mod budget;
 mod capabilities;
 mod catalog;

@@ -8,10 +8,13 @@
 //! 2. A document that is not save-ready is refused: `invalidParams` "cannot save artifacts for a
 //!    document with errors; diagnostics: …", with `{sync}` as data. Nothing is built.
 //! 3. Then the checkpoint (`checkpoint`): `lake build +<Module>`, which re-elaborates the module
-//!    in a fresh Lean process (the language server's results cannot be written out), its job
-//!    lines forwarded as progress, the artifacts it keeps checked to exist, importers told.
+//!    in a fresh Lean process (the language server's results cannot be written out), or fetches
+//!    it from Lake's artifact cache, its job lines forwarded as progress; then where Lake says
+//!    the artifacts are (`lake query`), checked to exist; importers told.
 //! 4. The result: `{path, module, version, source_hash, olean, ilean, c, trace, olean_server?,
-//!    olean_private?, ir?, bc?, sync, document_progress}`. `source_hash` is 16 hex digits
+//!    olean_private?, ir?, bc?, sync, document_progress}`, the paths absolute: `olean` and `c`
+//!    may be in Lake's artifact cache, outside the workspace; `trace`, Lake's record of the
+//!    build, is in its build directory. `source_hash` is 16 hex digits
 //!    identifying the checked text (FNV-1a 64 of its UTF-8 bytes; not Lake's own hash, which
 //!    depends on the toolchain).
 //! 5. `lean_close_save` saves, then closes the document: `{closed: true, saved: <the save
@@ -72,8 +75,10 @@ pub fn specs() -> Vec<ToolSpec> {
             "Checkpoint one Lean module: sync it (read it from disk and wait for Lean's \
              diagnostics), refuse if it has errors, then run `lake build +<Module>`, which \
              re-elaborates the module in a fresh Lean process (the language server's results \
-             cannot be written out), and return the artifact paths Lake wrote (.olean, .ilean, \
-             .c, trace) with the sync result. Open files importing it are told it changed.",
+             cannot be written out), and return the artifact paths Lake reports (.olean, \
+             .ilean, .c, trace; with Lake's artifact cache on, the .olean and .c may be in the \
+             cache, outside the workspace) with the sync result. Open files importing it are \
+             told it changed.",
         ),
         tool(
             CLOSE_SAVE,
