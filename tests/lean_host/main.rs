@@ -21,6 +21,8 @@ mod logging;
 mod model;
 mod navigation;
 mod ownership;
+mod receipt_check;
+mod receipts;
 mod save;
 mod self_check;
 mod speculative;

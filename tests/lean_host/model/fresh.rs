@@ -68,9 +68,7 @@ pub fn normalise(
 
 /// The SHA-256 of `text` in lowercase hex, as receipts name the text Lean checked.
 pub fn text_sha256(text: &str) -> String {
-    use sha2::Digest;
-    let digest = sha2::Sha256::digest(text.as_bytes());
-    digest.iter().map(|b| format!("{b:02x}")).collect()
+    crate::harness::sha256_hex(text.as_bytes())
 }
 
 fn walk(value: &mut Value, version: i64, text: &str, wrong: &mut Vec<String>) {
