@@ -255,3 +255,111 @@ fn every_lean_result_about_a_document_carries_its_receipt_modern() {
     }
     census("modern");
 }
+
+/// The receipt of a typed error: well formed, naming `file`'s text, in `state`.
+#[track_caller]
+fn error_receipt(error: &Value, text: &str, state: &str) {
+    let receipt = &error["data"]["receipt"];
+    well_formed(receipt, text, None);
+    assert_eq!(receipt["state"], state, "{error}");
+}
+
+#[test]
+fn typed_errors_about_a_document_carry_its_receipt_in_their_state() {
+    if fake_only("typed_errors_about_a_document_carry_its_receipt_in_their_state") {
+        return;
+    }
+    let project = Project::fixture();
+    let files = [
+        (
+            "Fixture/Crashy.lean",
+            "def one : Nat := 1\ndef two : Nat := 2 -- fake: crash\n",
+        ),
+        (
+            "Fixture/Broken.lean",
+            "-- fake: setup-fail \"no such package\"\nimport Missing\n\ndef one : Nat := 1\n",
+        ),
+        (
+            "Fixture/TwinBroken.lean",
+            "-- fake: setup-fail \"no twins here\" twins\ntheorem t : True := by\n  trivial\n",
+        ),
+    ];
+    for (path, text) in files {
+        project.write(path, text);
+    }
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let [crashy, broken, twin_broken] = files.map(|(path, _)| path);
+    let crashed = lean.fails(
+        "lean_sync",
+        args(&project, crashy, json!({})),
+        "workerCrashed",
+    );
+    error_receipt(&crashed, files[0].1, "crashed");
+    // A header Lean could not set up: the sync answers, not complete; a position tool fails.
+    let synced = lean.ok("lean_sync", args(&project, broken, json!({})));
+    well_formed(&synced["receipt"], files[1].1, Some(1));
+    assert_eq!(synced["receipt"]["state"], "setup_failed", "{synced}");
+    let hover = json!({"version": 1, "line": 3, "character": 4});
+    let header = lean.fails("lean_hover", args(&project, broken, hover), "invalidParams");
+    assert_eq!(header["data"]["reason"], "headerFailed", "{header}");
+    error_receipt(&header, files[1].1, "setup_failed");
+    let clean = lean.ok("lean_sync", args(&project, twin_broken, json!({})));
+    assert_eq!(clean["receipt"]["state"], "complete", "{clean}");
+    let run = json!({"version": 1, "line": 2, "character": 2, "text": "trivial"});
+    let twin = lean.fails(
+        "lean_run_at",
+        args(&project, twin_broken, run),
+        "runtimeSetup",
+    );
+    assert_eq!(twin["data"]["reason"], "twinSetupFailed", "{twin}");
+    error_receipt(&twin, files[2].1, "setup_failed");
+    // An import changed on disk under its importer, Lean not told: the sync answers, and only
+    // the receipt says the import is not the one Lean checked against.
+    let uses = "Fixture/Uses.lean";
+    lean.ok("lean_sync", args(&project, uses, json!({})));
+    let basic = project.read(BASIC) + "\n-- changed\n";
+    project.write(BASIC, &basic);
+    let unaware = lean.ok("lean_sync", args(&project, uses, json!({})));
+    assert_eq!(unaware["receipt"]["state"], "stale_imports", "{unaware}");
+    assert_eq!(unaware["receipt"]["paths"], json!([BASIC]), "{unaware}");
+    // Once Lean is told (the import synced, so saved), its notice makes the sync an error.
+    lean.ok("lean_sync", args(&project, BASIC, json!({})));
+    let basic = project.read(BASIC) + "\n-- changed again\n";
+    project.write(BASIC, &basic);
+    lean.ok("lean_sync", args(&project, BASIC, json!({})));
+    let stale = lean.fails(
+        "lean_sync",
+        args(&project, "Fixture/Uses.lean", json!({})),
+        "syncBarrierIncomplete",
+    );
+    error_receipt(&stale, &project.read("Fixture/Uses.lean"), "stale_imports");
+    assert_eq!(stale["data"]["receipt"]["paths"], json!([BASIC]), "{stale}");
+    // The document moved on from the caller's version.
+    let moved = json!({"version": 99, "line": 0, "character": 0});
+    let superseded = lean.fails(
+        "lean_hover",
+        args(&project, BASIC, moved),
+        "contentModified",
+    );
+    error_receipt(&superseded, &basic, "superseded");
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_lean_timeout_carries_an_incomplete_receipt() {
+    if fake_only("a_lean_timeout_carries_an_incomplete_receipt") {
+        return;
+    }
+    let project = Project::fixture();
+    let path = "Fixture/Hangs.lean";
+    let text = "-- fake: hang textDocument/hover\ndef one : Nat := 1\n";
+    project.write(path, text);
+    // Long enough for the sync on a busy machine; the hover then waits it out.
+    let mut lean = Lean::start(&[&project], &["--lean-timeout-ms", "2000"], &[]);
+    lean.ok("lean_sync", args(&project, path, json!({})));
+    let hover = json!({"version": 1, "line": 1, "character": 4});
+    let late = lean.fails("lean_hover", args(&project, path, hover), "leanTimeout");
+    error_receipt(&late, text, "incomplete");
+    assert_eq!(late["data"]["receipt"]["reason"], "timed_out", "{late}");
+    lean.finish_without_violations();
+}
