@@ -20,6 +20,7 @@ mod lifecycle;
 mod logging;
 mod model;
 mod navigation;
+mod no_false_complete;
 mod ownership;
 mod receipt_check;
 mod receipts;
