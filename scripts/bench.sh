@@ -66,6 +66,26 @@ cp -R tests/fixtures/lean-project "$BENCH_LEAN_ROOT"
 cp -R tests/fixtures/lean-project "$BENCH_LEAN_ROOT2"
 ln -s "$BENCH_FAKE_LAKE" "$BENCH_FAKE_PATH/lake"
 
+# The receipt the lean_check_receipt row checks: Fixture/Basic.lean, the Lake configuration and
+# the toolchain of the copy, hashed as receipts name them (src/lean/session/fingerprint.rs).
+read -r BENCH_BASIC_SHA256 BENCH_CONFIG_SHA256 BENCH_TOOLCHAIN < <(python3 - "$BENCH_LEAN_ROOT" <<'PY'
+import hashlib, pathlib, sys
+root = pathlib.Path(sys.argv[1])
+config = hashlib.sha256()
+for name in ["lakefile.toml", "lakefile.lean", "lake-manifest.json", "lean-toolchain"]:
+    config.update(name.encode() + b"\0")
+    path = root / name
+    if path.exists():
+        contents = path.read_bytes()
+        config.update(b"\1" + len(contents).to_bytes(8, "little") + contents)
+    else:
+        config.update(b"\0")
+basic = hashlib.sha256((root / "Fixture/Basic.lean").read_bytes()).hexdigest()
+print(basic, config.hexdigest(), (root / "lean-toolchain").read_text().strip())
+PY
+)
+export BENCH_BASIC_SHA256 BENCH_CONFIG_SHA256 BENCH_TOOLCHAIN
+
 # The floor (the fake's own time per request), unless --only leaves out every Lean row.
 floor_rows="$(python3 -c 'import json, sys
 print(" ".join(r["name"] for r in json.load(open(sys.argv[1]))["servers"] if "floor" in r))' \

@@ -31,6 +31,16 @@ server could not start.
 Exit status, --self-check: 0 when every phase passed, 1 when one failed or the check could not \
 run. Exit status, config: 0, or 2 for a bad command line.";
 
+/// What `--help` says after the flags: [`AFTER_HELP`], then what the receipts on Lean results
+/// mean, in the words `lean_check_receipt`'s description uses.
+fn after_help() -> String {
+    format!(
+        "{AFTER_HELP}\n\nReceipts: every Lean result about a document carries a receipt, and \
+         lean_check_receipt says, without Lean, whether it still describes the files. {}",
+        crate::lean::tools::receipts::STATES_EXPLAINED
+    )
+}
+
 /// A Model Context Protocol server for Lean 4 projects, on stdio.
 ///
 /// Speaks MCP 2026-07-28 (stateless: start with server/discover, send _meta on every request)
@@ -41,7 +51,7 @@ run. Exit status, config: 0, or 2 for a bad command line.";
 /// Set-up: `lean-beam-mcp config <client>` prints what registers this binary with an MCP client;
 /// `lean-beam-mcp --self-check <file.lean>` checks that Lean works through it on one file.
 #[derive(Debug, Parser)]
-#[command(name = "lean-beam-mcp", version, about, long_about, after_help = AFTER_HELP)]
+#[command(name = "lean-beam-mcp", version, about, long_about, after_help = after_help())]
 pub struct Cli {
     /// What to do instead of serving.
     #[command(subcommand)]

@@ -20,6 +20,9 @@
 //! | reading a source from disk: in place when small, on the blocking pool when large | `session/source.rs` |
 //! | progress, the liveness notice and live logs while a call waits on a document | `session/report.rs` |
 //! | goals in the goal shape | `session/goals.rs` |
+//! | receipts: what a result is about (the text's hash, the configuration, the imports) and what Lean said of it; the state rules | `session/receipt.rs` |
+//! | the files a result depends on, hashed: the Lake configuration a runtime loaded, a document's direct imports as Lean set it up | `session/fingerprint.rs` |
+//! | checking a receipt against the files, without Lean | `tools/receipts.rs` |
 //! | a twin's link to its real file (so Lake sets the twin up as the real module): only inside `.lake`, created new, never made or removed through another link | `session/twin_file.rs` |
 //! | starting `lake serve`, the handshake, bounded typed requests with the stderr tail, retirement, shutdown | `server/mod.rs` |
 //! | what this Lean offers (its `initialize` capabilities), and which request needs which | `server/capabilities.rs` |

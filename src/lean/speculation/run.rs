@@ -18,7 +18,9 @@
 //! 3. The verdict is `{success, messages, traces, proof_state, uses_sorry}`: `success` when
 //!    neither the probe nor what it causes on its declaration raised an error (`probe`);
 //!    `proof_state` the goals after it (tactic mode, on success), else `null`; `uses_sorry` when
-//!    Lean says the declaration still depends on `sorry`.
+//!    Lean says the declaration still depends on `sorry`. It keeps what Lean said of the twin's
+//!    text after the strict barrier (`receipt::lean_state`; `not_checked` for a text refused
+//!    before Lean was asked), which the run's receipt carries.
 
 use std::path::Path;
 
@@ -33,6 +35,7 @@ use crate::lean::progress::Caller;
 use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::goals::plain_goals;
 use crate::lean::session::mirror::Document;
+use crate::lean::session::receipt::{Reason, ReceiptState, lean_state};
 use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::session::{Pin, TwinLease};
 use crate::lean::text::{Position, offset_of};
@@ -98,6 +101,8 @@ pub struct Verdict {
     pub proof_state: Value,
     /// Lean says the declaration, with the probe, still depends on `sorry`.
     pub uses_sorry: bool,
+    /// What Lean said of the twin's text, for the run's receipt (`session/receipt.rs`).
+    pub checked: ReceiptState,
 }
 
 impl Verdict {
@@ -135,6 +140,7 @@ pub async fn run(
                 traces: Vec::new(),
                 proof_state: Value::Null,
                 uses_sorry: false,
+                checked: ReceiptState::Incomplete(Reason::NotChecked),
             });
         }
     }
@@ -160,6 +166,7 @@ pub async fn run(
         traces,
         proof_state,
         uses_sorry,
+        checked: lean_state(&ran),
     })
 }
 

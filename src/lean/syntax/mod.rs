@@ -13,11 +13,13 @@
 //!    `by` token (comments and blank space skipped).
 
 mod commands;
+mod header;
 mod lexer;
 mod tactics;
 
 use crate::lean::text::Position;
 pub use commands::{command_lines, command_starts};
+pub use header::imports;
 use lexer::Lexed;
 pub use tactics::tactic_column;
 
