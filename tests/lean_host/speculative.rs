@@ -455,7 +455,7 @@ fn runs_on_one_document_queue_and_runs_on_two_run_together() {
     ));
     lean.gate_entered("basic");
     lean.gate_entered("other");
-    // A second run on the first file waits for the first run's twin.
+    // A second run on the first file waits for a twin: both the bound allows are in use.
     lean.server.send(&probe(
         103,
         BASIC,

@@ -174,8 +174,8 @@ async fn in_twin(
 ) -> Result<(Document, TwinLease), HostError> {
     let set = runtime.documents();
     let (root, epoch) = (runtime.root().path(), runtime.epoch());
-    let place = || twins::placement(root, file, epoch);
-    let lease = set.lease_twin(real, place, caller).await?;
+    let place = |slot| twins::placement(root, file, epoch, slot);
+    let lease = set.lease_twin(real, place, &text.text, caller).await?;
     let mut events = set.mirror().subscribe();
     let given = lease.give(&text.text, text.start, caller).await?;
     let live = LiveDiagnostics::Off;
