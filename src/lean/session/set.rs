@@ -29,6 +29,11 @@
 //!    critical section, so Lean receives versions in mirror order, and no barrier can be asked
 //!    for a version Lean has not been sent. Room in the queue to Lean is taken before
 //!    (`server/lsp/outbox.rs`).
+//!    Each new text of a real file Lean is given (an open included: it may build out-of-date
+//!    imports), and each checkpoint's rewritten artifacts, moves the set's
+//!    [`generation`](DocumentSet::generation) on: what Lean answers about any document may
+//!    depend on them, so an answer kept from an older generation is not reused
+//!    (`speculation/verdicts.rs`).
 //! 5. [`DocumentSet::close`] waits for the document's users (and its twins') to finish, takes no
 //!    new ones meanwhile, then closes it and its twins; a close that is cancelled closes nothing.
 //!    Everything given back, by a call that ends or is cancelled, goes back through this owner
@@ -106,6 +111,7 @@ struct Inner {
     server: Arc<LeanServer>,
     limits: Limits,
     closed_for_budget: AtomicU64,
+    generation: AtomicU64,
 }
 
 /// A call's hold on a real document (see the contract).
@@ -132,6 +138,7 @@ impl DocumentSet {
                 server,
                 limits,
                 closed_for_budget: AtomicU64::new(0),
+                generation: AtomicU64::new(0),
             }),
         }
     }
@@ -172,6 +179,12 @@ impl DocumentSet {
         if let Some(document) = state.entries.get_mut(uri).and_then(|e| e.document.as_mut()) {
             document.exited = exited;
         }
+    }
+
+    /// How many times Lean was given a new text of a real file or told of rewritten artifacts
+    /// (see the contract).
+    pub fn generation(&self) -> u64 {
+        self.inner.generation.load(Ordering::Acquire)
     }
 
     /// Real documents closed to stay within `--max-documents` so far.
@@ -492,6 +505,9 @@ impl DocumentSet {
             }
             Some(_) => false,
         };
+        if changed && save {
+            self.inner.generation.fetch_add(1, Ordering::AcqRel);
+        }
         let document = entry.document.clone().expect("given just now");
         (Synced { document, changed }, batch)
     }
@@ -585,6 +601,7 @@ impl DocumentSet {
                     .map(|uri| json!({"uri": uri, "type": CHANGED})),
             );
         }
+        self.inner.generation.fetch_add(1, Ordering::AcqRel);
         let kind = if created { CREATED } else { CHANGED };
         changes.push(json!({"uri": ilean, "type": kind}));
         client.notify_control(

@@ -1,9 +1,11 @@
 //! Speculative runs: hidden twin documents (`twins`: where they live, what a client may see of
 //! them), the text of a probe and what its result keeps (`probe`), one run (`run`), proof
-//! handles (`handles`), and where Lean said positions are in a proof (`modes`).
+//! handles (`handles`), where Lean said positions are in a proof (`modes`), and the verdicts
+//! Lean already gave (`verdicts`).
 
 pub mod handles;
 pub mod modes;
 pub mod probe;
 pub mod run;
 pub mod twins;
+pub mod verdicts;

@@ -19,6 +19,9 @@
 //!    neither the probe nor what it causes on its declaration raised an error (`probe`);
 //!    `proof_state` the goals after it (tactic mode, on success), else `null`; `uses_sorry` when
 //!    Lean says the declaration still depends on `sorry`.
+//! 4. A verdict Lean gave is kept (`verdicts`), keyed by the text before the anchor, the anchor,
+//!    the probe's text and the state Lean was in; a run asked again answers from it and sends
+//!    Lean nothing (not even a lease is taken).
 
 use std::path::Path;
 
@@ -28,6 +31,7 @@ use super::handles::HandleState;
 use super::modes::ProofModes;
 use super::probe::{self, TwinText};
 use super::twins;
+use super::verdicts::{Cached, Key, Kind, VerdictCache, sha256};
 use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::session::barrier::{Follow, barrier};
@@ -121,6 +125,7 @@ pub async fn run(
     file: &Path,
     document: &Document,
     start: &HandleState,
+    verdicts: &VerdictCache,
     caller: &Caller<'_>,
 ) -> Result<Verdict, HostError> {
     let last = start.steps.last().map(String::as_str).unwrap_or_default();
@@ -138,8 +143,26 @@ pub async fn run(
             });
         }
     }
-    let anchor = offset_of(&document.text, Position::new(start.line, start.character));
+    let at = Position::new(start.line, start.character);
+    let anchor = offset_of(&document.text, at);
     let twin_text = probe::twin_text(&document.text, anchor, &start.steps, start.tactic);
+    let generation = runtime.documents().generation();
+    let key = Key {
+        workspace: runtime.root().key().into(),
+        epoch: runtime.epoch(),
+        generation,
+        uri: document.uri.clone(),
+        kind: Kind::Run {
+            tactic: start.tactic,
+        },
+        base: sha256(&document.text[..anchor]),
+        from: at,
+        to: at,
+        candidate: sha256(&twin_text.text[anchor..]),
+    };
+    if let Some(Cached::Run(verdict)) = verdicts.get(&key) {
+        return Ok(verdict);
+    }
     let (ran, _lease) = in_twin(runtime, real, file, &twin_text, caller).await?;
     let probe::Outcome {
         success,
@@ -154,13 +177,17 @@ pub async fn run(
     } else {
         Value::Null
     };
-    Ok(Verdict {
+    let verdict = Verdict {
         success,
         messages,
         traces,
         proof_state,
         uses_sorry,
-    })
+    };
+    if runtime.documents().generation() == generation {
+        verdicts.put(key, Cached::Run(verdict.clone()));
+    }
+    Ok(verdict)
 }
 
 /// Gives the file's twin `text` and waits until Lean has finished that text; the twin as it then

@@ -234,6 +234,7 @@ impl Run<'_> {
             self.file,
             self.document,
             &start,
+            &self.state.verdicts,
             self.caller,
         )
         .await?;
