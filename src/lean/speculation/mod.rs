@@ -1,8 +1,9 @@
 //! Speculative runs: hidden twin documents (`twins`: where they live, what a client may see of
 //! them), the text of a probe and what its result keeps (`probe`), one run (`run`), proof
-//! handles (`handles`), where Lean said positions are in a proof (`modes`), and the verdicts
-//! Lean already gave (`verdicts`).
+//! handles (`handles`), where Lean said positions are in a proof (`modes`), the verdicts Lean
+//! already gave (`verdicts`), and one candidate edit of `lean_try_edit` (`edit`).
 
+pub mod edit;
 pub mod handles;
 pub mod modes;
 pub mod probe;
