@@ -27,4 +27,5 @@ mod speculative;
 mod storm;
 mod todo;
 mod trace;
+mod try_edit;
 mod uris;

@@ -17,7 +17,8 @@
 //!    `importBuildFailed`, naming the modules and Lake's errors, for every call that waits here.
 //!    A version whose imports are out of date is not final: `syncBarrierIncomplete`, with the
 //!    stale notices and a recovery plan. A version whose worker crashed is not final either:
-//!    the typed crash (`HostError::worker_crashed`), never an ordinary-looking result.
+//!    the typed crash (`HostError::worker_crashed`), never an ordinary-looking result. A
+//!    version the barrier found final is marked settled in the mirror (`Document::settled`).
 //! 4. An empty answer (`null`, `[]`) about a document is only an answer once Lean is known to
 //!    have processed its header: Lean answers `null` about a file whose header failed (it
 //!    checked nothing), possibly before it publishes the header error. [`header_processed`]
@@ -78,7 +79,10 @@ pub async fn barrier(
             if !current.stale.is_empty() {
                 return Err(stale_imports(caller.path, &current));
             }
-            return Ok(current);
+            set.mirror().settle(&current.uri, current.lsp_version);
+            let mut settled = current;
+            settled.settled = true;
+            return Ok(settled);
         }
         if follow == Follow::SameText && current.hash != document.hash {
             return Err(HostError::internal(format!(

@@ -136,6 +136,9 @@ pub struct Document {
     /// Lean said this text's worker exited with an uncaught exception (-32901) the last time
     /// it died, rather than crashing otherwise (-32902).
     pub exited: bool,
+    /// A barrier completed for this LSP version (`barrier`): Lean has published everything of
+    /// it, so its diagnostics are final until a stale-import notice or a crash says otherwise.
+    pub settled: bool,
 }
 
 /// Whether two texts are the same (the same allocation, or equal).
@@ -211,6 +214,7 @@ impl Document {
             seen: HashSet::new(),
             revivals: 0,
             exited: false,
+            settled: false,
         }
     }
 
@@ -223,6 +227,7 @@ impl Document {
             progress: FileProgress::default(),
             seen: HashSet::new(),
             revivals: self.revivals + 1,
+            settled: false,
             ..self.clone()
         }
     }
@@ -422,6 +427,16 @@ impl Mirror {
     /// The document, if Lean has it open.
     pub fn get(&self, uri: &str) -> Option<Document> {
         self.lock().entries.get(uri)?.document.clone()
+    }
+
+    /// Marks the LSP version `lsp_version` of `uri` settled (see [`Document::settled`]), if it
+    /// is still the document's.
+    pub fn settle(&self, uri: &str, lsp_version: i64) {
+        let mut state = self.lock();
+        let document = state.entries.get_mut(uri).and_then(|e| e.document.as_mut());
+        if let Some(document) = document.filter(|d| d.lsp_version == lsp_version) {
+            document.settled = true;
+        }
     }
 
     /// Every open real file (twins aside), in no particular order.

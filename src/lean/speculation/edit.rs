@@ -49,6 +49,8 @@ pub struct Applied {
     pub from: Position,
     /// See `from`.
     pub to: Position,
+    /// The candidate's text.
+    pub inserted: String,
     /// The end of the candidate's text in the result.
     pub edit_end: Position,
     /// The declaration in the base.
@@ -71,6 +73,7 @@ pub fn apply(base: &str, from: Position, to: Position, text: &str) -> Applied {
         text: result,
         from,
         to,
+        inserted: text.to_owned(),
         edit_end,
         base_declaration,
         declaration,

@@ -192,7 +192,7 @@ pub async fn run(
 
 /// Gives the file's twin `text` and waits until Lean has finished that text; the twin as it then
 /// stands, and the lease the rest of the run holds (see the contract).
-async fn in_twin(
+pub(super) async fn in_twin(
     runtime: &Runtime,
     real: &Pin,
     file: &Path,

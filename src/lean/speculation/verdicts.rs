@@ -36,6 +36,11 @@ pub fn sha256(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()
 }
 
+/// The sha256 of a text, in lowercase hex.
+pub fn sha256_hex(text: &str) -> String {
+    sha256(text).iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// What a verdict is about (see the contract).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Key {
@@ -186,6 +191,10 @@ mod tests {
         );
         assert_eq!(cache.get(&key("rfl", 2)), None, "another generation");
         assert_eq!(cache.get(&key("simp", 1)), None, "another candidate");
+        assert_eq!(
+            sha256_hex(""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ mod tactics;
 
 use crate::lean::text::Position;
 pub use commands::{command_lines, command_starts};
-pub use declarations::{Command, Named, NotFound, command_around, declaration_named, statement};
+pub use declarations::{Command, NotFound, command_around, declaration_named, statement};
 use lexer::Lexed;
 pub use tactics::tactic_column;
 
