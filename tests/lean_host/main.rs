@@ -28,4 +28,5 @@ mod storm;
 mod todo;
 mod trace;
 mod try_edit;
+mod try_edit_oracle;
 mod uris;
