@@ -106,6 +106,11 @@ fn candidates_are_judged_against_the_file_and_closed_ones_come_with_a_patch() {
     }
     assert!(!result.to_string().contains(".lake/beam"), "{result}");
     assert_eq!(project.read(BASIC), base, "the file is untouched");
+    // The receipt names the base Lean checked the candidates against.
+    let receipt = &result["receipt"];
+    assert_eq!(receipt["state"], "complete", "{receipt}");
+    assert_eq!(receipt["text_sha256"], sha(&base));
+    assert_eq!(receipt["version"], result["version"]);
     lean.finish_without_violations();
 }
 

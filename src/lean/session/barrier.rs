@@ -17,8 +17,7 @@
 //!    `importBuildFailed`, naming the modules and Lake's errors, for every call that waits here.
 //!    A version whose imports are out of date is not final: `syncBarrierIncomplete`, with the
 //!    stale notices and a recovery plan. A version whose worker crashed is not final either:
-//!    the typed crash (`HostError::worker_crashed`), never an ordinary-looking result. A
-//!    version the barrier found final is marked settled in the mirror (`Document::settled`).
+//!    the typed crash (`HostError::worker_crashed`), never an ordinary-looking result.
 //! 4. An empty answer (`null`, `[]`) about a document is only an answer once Lean is known to
 //!    have processed its header: Lean answers `null` about a file whose header failed (it
 //!    checked nothing), possibly before it publishes the header error. [`header_processed`]
@@ -26,6 +25,9 @@
 //!    only when it knows neither waits here for the version's barrier; a header failure is
 //!    `importBuildFailed` or `headerFailed` (`invalidParams`) with Lean's words, a crash or
 //!    out-of-date imports their typed errors.
+//! 5. Lean's answer is recorded in the mirror for the LSP version it was asked about
+//!    (`Mirror::barrier_answered`) before the mirror is read: receipts call a version
+//!    `complete` only once it answered.
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast::Receiver;
@@ -61,6 +63,7 @@ pub async fn barrier(
     let params = |d: &Document| Ok(json!({"uri": &*d.uri, "version": d.lsp_version}));
     loop {
         let (_, waited) = ask(set, &document, caller, live, events, method, params).await?;
+        set.mirror().barrier_answered(&document.uri, waited);
         let current = set.mirror().get(&document.uri).ok_or_else(|| {
             HostError::internal(format!(
                 "{} was closed while this call held it (a bug of lean-beam-mcp's: see its log); \
@@ -79,10 +82,7 @@ pub async fn barrier(
             if !current.stale.is_empty() {
                 return Err(stale_imports(caller.path, &current));
             }
-            set.mirror().settle(&current.uri, current.lsp_version);
-            let mut settled = current;
-            settled.settled = true;
-            return Ok(settled);
+            return Ok(current);
         }
         if follow == Follow::SameText && current.hash != document.hash {
             return Err(HostError::internal(format!(

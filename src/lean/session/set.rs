@@ -44,6 +44,12 @@
 //! 7. [`DocumentSet::end`] ends the set with its runtime: twin files are removed at once, every
 //!    call waiting for a place or still holding one gets the runtime's end as its error when it
 //!    next asks the set for anything, and nothing more is sent to Lean.
+//! 8. When Lean sets a real document up (its `didOpen`, or a change of the modules its header
+//!    imports, which restarts its worker), the set records the document's direct imports,
+//!    hashed *before* the message is queued (`fingerprint`: a change after that hash shows as a
+//!    difference, never the reverse); a change that keeps the header's modules keeps them. The
+//!    hashing happens outside the lock, from the text just read; when the document changed
+//!    meanwhile (closed by the budget), it is done again.
 
 use std::path::Path;
 use std::pin::Pin as Pinned;
@@ -54,6 +60,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio::sync::futures::Notified;
 
+use super::fingerprint::{Imports, LakeConfig};
 use super::mirror::{Document, Entry, Mirror, Role, State, Twin, same_text};
 use super::twin_file::TwinFile;
 use crate::lean::error::HostError;
@@ -112,6 +119,19 @@ struct Inner {
     limits: Limits,
     closed_for_budget: AtomicU64,
     generation: AtomicU64,
+    /// The Lake configuration the runtime loaded, and the hashes of the workspace's files.
+    config: LakeConfig,
+}
+
+/// What a sync knows of its text's imports before Lean is given it (see the contract).
+#[derive(Debug)]
+enum Setup {
+    /// The text Lean has: nothing is set up.
+    Same,
+    /// Another text whose header imports the same modules as Lean's: nothing is set up anew.
+    Keep(Vec<String>),
+    /// Another header, or a document Lean does not have: its imports, hashed.
+    New(Arc<Imports>),
 }
 
 /// A call's hold on a real document (see the contract).
@@ -130,8 +150,14 @@ pub struct TwinLease {
 }
 
 impl DocumentSet {
-    /// The set of `server`, over `mirror` (Lean's notifications reach it there).
-    pub fn new(mirror: Arc<Mirror>, server: Arc<LeanServer>, limits: Limits) -> DocumentSet {
+    /// The set of `server`, over `mirror` (Lean's notifications reach it there), whose
+    /// workspace's Lake configuration, as the runtime loaded it, is `config`.
+    pub fn new(
+        mirror: Arc<Mirror>,
+        server: Arc<LeanServer>,
+        limits: Limits,
+        config: LakeConfig,
+    ) -> DocumentSet {
         DocumentSet {
             inner: Arc::new(Inner {
                 mirror,
@@ -139,7 +165,30 @@ impl DocumentSet {
                 limits,
                 closed_for_budget: AtomicU64::new(0),
                 generation: AtomicU64::new(0),
+                config,
             }),
+        }
+    }
+
+    /// The Lake configuration the runtime loaded (receipts).
+    pub fn lake_config(&self) -> &LakeConfig {
+        &self.inner.config
+    }
+
+    /// What Lean will set up when `uri` is given `text` (see the contract).
+    fn setup(&self, uri: &str, text: &Arc<str>) -> Setup {
+        let known = {
+            let state = self.inner.mirror.lock();
+            match state.entries.get(uri).and_then(|e| e.document.as_ref()) {
+                Some(document) if same_text(&document.text, text) => return Setup::Same,
+                Some(document) => Some(document.imports.clone()),
+                None => None,
+            }
+        };
+        let modules = crate::lean::syntax::imports(text);
+        match known {
+            Some(known) if known.modules == modules => Setup::Keep(modules),
+            _ => Setup::New(Arc::new(self.inner.config.imports(modules))),
         }
     }
 
@@ -422,14 +471,17 @@ impl DocumentSet {
     }
 
     /// Gives Lean `text` as the whole of `uri`, a place `users` hold (see the contract).
+    /// `setup` is what the real document's sync knew of the text's imports (none for a twin);
+    /// `None` back when it no longer fits (see the contract), and nothing was sent.
     async fn give(
         &self,
         uri: &Arc<str>,
         text: Arc<str>,
         save: bool,
         probe_start: Option<Position>,
+        setup: Option<&Setup>,
         caller: &Caller<'_>,
-    ) -> Result<Synced, HostError> {
+    ) -> Result<Option<Synced>, HostError> {
         let batch = self.room(room_for(text.len()), caller).await?;
         let mut state = self.inner.mirror.lock();
         if let Some(ended) = &state.ended {
@@ -445,24 +497,30 @@ impl DocumentSet {
         if let (Some(start), Role::Twin(twin)) = (probe_start, &mut entry.role) {
             twin.probe_start = start;
         }
-        let (synced, batch) = self.apply(entry, uri, text, save, batch);
+        let Some((synced, batch)) = self.apply(entry, uri, text, save, setup, batch) else {
+            return Ok(None);
+        };
         batch.send();
-        Ok(synced)
+        Ok(Some(synced))
     }
 
-    /// Decides what Lean must be told for `entry` to have `text`, and records it.
+    /// Decides what Lean must be told for `entry` to have `text`, and records it; `None` when
+    /// `setup` no longer fits (nothing is told).
     fn apply(
         &self,
         entry: &mut Entry,
         uri: &Arc<str>,
         text: Arc<str>,
         save: bool,
+        setup: Option<&Setup>,
         mut batch: Batch,
-    ) -> (Synced, Batch) {
+    ) -> Option<(Synced, Batch)> {
         let memory = &self.inner.mirror.memory;
         let changed = match &entry.document {
             None => {
-                let document = Document::given(uri.clone(), text.clone(), memory);
+                let imports = set_up(setup, None)?;
+                let mut document = Document::given(uri.clone(), text.clone(), memory);
+                document.imports = imports;
                 batch.notify(
                     "textDocument/didOpen",
                     json!({
@@ -477,7 +535,9 @@ impl DocumentSet {
                 true
             }
             Some(document) if !same_text(&document.text, &text) => {
-                let document = Document::given(uri.clone(), text.clone(), memory);
+                let imports = set_up(setup, Some(document))?;
+                let mut document = Document::given(uri.clone(), text.clone(), memory);
+                document.imports = imports;
                 batch.notify(
                     "textDocument/didChange",
                     json!({
@@ -509,7 +569,7 @@ impl DocumentSet {
             self.inner.generation.fetch_add(1, Ordering::AcqRel);
         }
         let document = entry.document.clone().expect("given just now");
-        (Synced { document, changed }, batch)
+        Some((Synced { document, changed }, batch))
     }
 
     async fn room(&self, bytes: usize, caller: &Caller<'_>) -> Result<Batch, HostError> {
@@ -665,7 +725,17 @@ impl Pin {
             .await
             .map_err(|e| HostError::invalid_params(format!("cannot read {}: {e}", path.display())))?
             .into();
-        self.set.give(&self.uri, text, true, None, caller).await
+        let set = &self.set;
+        let mut setup = set.setup(&self.uri, &text);
+        loop {
+            let given = set.give(&self.uri, text.clone(), true, None, Some(&setup), caller);
+            if let Some(synced) = given.await? {
+                return Ok(synced);
+            }
+            // The document changed since (closed for the budget): hash what Lean sets up now.
+            let modules = crate::lean::syntax::imports(&text);
+            setup = Setup::New(Arc::new(set.inner.config.imports(modules)));
+        }
     }
 }
 
@@ -699,10 +769,16 @@ impl TwinLease {
         caller: &Caller<'_>,
     ) -> Result<Document, HostError> {
         self.link.link().await?;
-        let given = self
-            .set
-            .give(&self.uri, text.into(), false, Some(probe_start), caller);
-        Ok(given.await?.document)
+        let given = self.set.give(
+            &self.uri,
+            text.into(),
+            false,
+            Some(probe_start),
+            None,
+            caller,
+        );
+        let given = given.await?.expect("a twin's text always fits");
+        Ok(given.document)
     }
 }
 
@@ -780,6 +856,20 @@ fn idle_real(state: &State) -> Option<Arc<str>> {
         })
         .min_by_key(|(_, e)| e.last_used)
         .map(|(uri, _)| uri.clone())
+}
+
+/// The imports to record for a document Lean sets up now (`previous` its document before):
+/// none for a twin (no `setup`); `None` when `setup` was read for another state of the
+/// document (see the contract).
+fn set_up(setup: Option<&Setup>, previous: Option<&Document>) -> Option<Arc<Imports>> {
+    match (setup, previous) {
+        (None, _) => Some(Arc::default()),
+        (Some(Setup::New(imports)), _) => Some(imports.clone()),
+        (Some(Setup::Keep(modules)), Some(previous)) if previous.imports.modules == *modules => {
+            Some(previous.imports.clone())
+        }
+        _ => None,
+    }
 }
 
 fn revival(batch: &mut Batch, document: &Document) {

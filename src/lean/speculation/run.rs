@@ -31,7 +31,7 @@ use super::handles::HandleState;
 use super::modes::ProofModes;
 use super::probe::{self, TwinText};
 use super::twins;
-use super::verdicts::{Cached, Key, Kind, VerdictCache, sha256};
+use super::verdicts::{Cached, Key, Kind, VerdictCache, sha256, validity};
 use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::session::barrier::{Follow, barrier};
@@ -151,6 +151,7 @@ pub async fn run(
         workspace: runtime.root().key().into(),
         epoch: runtime.epoch(),
         generation,
+        validity: validity(runtime.documents(), document),
         uri: document.uri.clone(),
         kind: Kind::Run {
             tactic: start.tactic,

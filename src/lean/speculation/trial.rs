@@ -3,9 +3,10 @@
 //!
 //! Contract:
 //! 1. The base is the real document as the call synced it, past its strict barrier: its
-//!    diagnostics are what each candidate is judged against (`edit`). A version a barrier already
-//!    found final (`Document::settled`, no stale-import notice, no crash since) is not waited
-//!    for again, so a call asked again sends Lean nothing.
+//!    diagnostics are what each candidate is judged against (`edit`). A version Lean already
+//!    finished (`receipt::lean_state` is `complete`: the barrier answered for that very LSP
+//!    version, progress done, and no crash, header failure or stale-import notice since) is not
+//!    waited for again, so a call asked again sends Lean nothing.
 //! 2. Each candidate's whole text goes to a twin leased for it alone (`run::in_twin`: the twin
 //!    sharing the longest prefix, the strict barrier for that exact text, `twinSetupFailed` for a
 //!    header Lean could not process), and its verdict is read from that text's diagnostics
@@ -30,12 +31,14 @@ use serde_json::{Value, json};
 use super::edit::{Applied, Judged, Verdict, judge};
 use super::probe::TwinText;
 use super::run::in_twin;
-use super::verdicts::{Cached, Key, Kind, VerdictCache, sha256, sha256_hex};
+use super::verdicts::{Cached, Key, Kind, VerdictCache, sha256, validity};
 use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::session::Pin;
 use crate::lean::session::barrier::{Follow, barrier};
+use crate::lean::session::fingerprint::sha256_hex;
 use crate::lean::session::mirror::Document;
+use crate::lean::session::receipt::{ReceiptState, lean_state};
 use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::workspace::runtime::Runtime;
 
@@ -67,7 +70,7 @@ pub struct Trial<'a> {
 impl Trial<'_> {
     /// The base: `synced`, past its strict barrier (see the contract).
     pub async fn base(&self, synced: Document) -> Result<Document, HostError> {
-        if synced.settled && synced.stale.is_empty() && !synced.crashed() {
+        if lean_state(&synced) == ReceiptState::Complete {
             return Ok(synced);
         }
         let set = self.runtime.documents();
@@ -124,6 +127,7 @@ impl Trial<'_> {
             workspace: self.runtime.root().key().into(),
             epoch: self.runtime.epoch(),
             generation,
+            validity: validity(set, base),
             uri: base.uri.clone(),
             kind: Kind::Edit,
             base: sha256(&base.text),
@@ -166,10 +170,10 @@ fn shown(judged: &Judged, applied: &Applied, base: &str) -> Value {
     }
     if judged.verdict == Verdict::Closed {
         shown["patch"] = json!({
-            "base_sha256": sha256_hex(base),
+            "base_sha256": sha256_hex(base.as_bytes()),
             "range": {"start": applied.from.to_json(), "end": applied.to.to_json()},
             "text": applied.inserted,
-            "result_sha256": sha256_hex(&applied.text),
+            "result_sha256": sha256_hex(applied.text.as_bytes()),
         });
     }
     shown

@@ -6,7 +6,9 @@
 //! 1. A verdict is keyed by everything it depends on: the workspace and its runtime's epoch (a
 //!    restart or a drop starts another epoch), the document set's generation (it moves on
 //!    whenever Lean is told of a new text of a real file, which may be another file's import,
-//!    or of rewritten artifacts: `session/set.rs`), the sha256 of the text before the probe or
+//!    or of rewritten artifacts: `session/set.rs`), what a receipt says the answer is valid for
+//!    (the toolchain, the Lake configuration's hash, and the real document's direct imports and
+//!    their hashes as Lean set it up: [`validity`]), the sha256 of the text before the probe or
 //!    of the whole base text an edit applies to, where the probe or edit is, and the sha256 of
 //!    the candidate text. Any change, restart or drop is a new key, so a verdict is never reused
 //!    for other text or another state of its imports.
@@ -24,6 +26,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::run::Verdict;
+use crate::lean::session::DocumentSet;
+use crate::lean::session::mirror::Document;
 use crate::lean::text::Position;
 
 /// The most verdicts kept.
@@ -36,9 +40,23 @@ pub fn sha256(text: &str) -> [u8; 32] {
     Sha256::digest(text.as_bytes()).into()
 }
 
-/// The sha256 of a text, in lowercase hex.
-pub fn sha256_hex(text: &str) -> String {
-    sha256(text).iter().map(|b| format!("{b:02x}")).collect()
+/// What an answer about `document` is valid for besides its text (see the contract): the
+/// toolchain, the Lake configuration and the document's direct imports, as its receipt names
+/// them, hashed.
+pub fn validity(set: &DocumentSet, document: &Document) -> [u8; 32] {
+    let config = set.lake_config();
+    let mut hasher = Sha256::new();
+    for part in [config.toolchain().unwrap_or_default(), config.sha256()] {
+        hasher.update(part.as_bytes());
+        hasher.update([0]);
+    }
+    for import in &document.imports.files {
+        for part in [&*import.module, &*import.path, &*import.sha256] {
+            hasher.update(part.as_bytes());
+            hasher.update([0]);
+        }
+    }
+    hasher.finalize().into()
 }
 
 /// What a verdict is about (see the contract).
@@ -50,6 +68,8 @@ pub struct Key {
     pub epoch: u64,
     /// The document set's generation.
     pub generation: u64,
+    /// What the answer is valid for besides its text ([`validity`]).
+    pub validity: [u8; 32],
     /// The real document's URI.
     pub uri: Arc<str>,
     /// What was asked: a run (tactic or command mode) or an edit's candidate.
@@ -172,6 +192,7 @@ mod tests {
             workspace: "local:/w".into(),
             epoch: 1,
             generation,
+            validity: [0; 32],
             uri: "file:///w/A.lean".into(),
             kind: Kind::Edit,
             base: sha256("base"),
@@ -191,10 +212,6 @@ mod tests {
         );
         assert_eq!(cache.get(&key("rfl", 2)), None, "another generation");
         assert_eq!(cache.get(&key("simp", 1)), None, "another candidate");
-        assert_eq!(
-            sha256_hex(""),
-            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
-        );
     }
 
     #[test]

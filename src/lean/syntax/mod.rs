@@ -16,12 +16,14 @@
 
 mod commands;
 mod declarations;
+mod header;
 mod lexer;
 mod tactics;
 
 use crate::lean::text::Position;
 pub use commands::{command_lines, command_starts};
 pub use declarations::{Command, NotFound, command_around, declaration_named, statement};
+pub use header::imports;
 use lexer::Lexed;
 pub use tactics::tactic_column;
 
