@@ -12,7 +12,10 @@
 //! every failure of Lean itself (`serverExited`, `workerExited`, `workerCrashed`, `leanTimeout`,
 //! `runtimeSetup` once Lean ran, Lean's internal errors) carries Lean's stderr tail as
 //! `data.stderrTail`; every save failure carries the save's `sync` result, and a failed or
-//! timed-out build its log's tail as `data.logTail`.
+//! timed-out build its log's tail as `data.logTail`. A typed error about a document (a crash,
+//! a header or twin that could not be set up, out-of-date imports, a version that moved on, a
+//! timeout, a cancellation) also carries the document's receipt as `data.receipt`, in the
+//! error's non-complete state (`session/receipt.rs`; added by `tools/call.rs`).
 //!
 //! Lean's two crash codes keep Lean's names and meanings (`Lean.Server.Watchdog`; reference
 //! `lean-language-server.md` §1.9 and Part 3 "Crash codes"): -32901 `workerExited` is a file's
@@ -168,6 +171,14 @@ impl HostError {
     pub fn with_log_tail(mut self, tail: Vec<String>) -> Self {
         let data = self.data.get_or_insert_with(|| json!({}));
         data["logTail"] = json!(tail);
+        self
+    }
+
+    /// The same error with the receipt of the document it is about (`data.receipt`: see
+    /// `session/receipt.rs`).
+    pub fn with_receipt(mut self, receipt: Value) -> Self {
+        let data = self.data.get_or_insert_with(|| json!({}));
+        data["receipt"] = receipt;
         self
     }
 

@@ -251,6 +251,23 @@ impl Document {
         }
     }
 
+    /// The same document without what Lean reported of it: what a call keeps to name the text
+    /// it read (a receipt on its error) without copying the diagnostics.
+    pub fn without_reports(&self) -> Document {
+        Document {
+            diagnostics: Vec::new(),
+            stale: Vec::new(),
+            progress: FileProgress::default(),
+            seen: HashSet::new(),
+            barrier: false,
+            uri: self.uri.clone(),
+            text: self.text.clone(),
+            sha256: self.sha256.clone(),
+            imports: self.imports.clone(),
+            ..*self
+        }
+    }
+
     /// Whether a crash of this text may still be revived (see the contract).
     pub fn may_revive(&self) -> bool {
         self.revivals < MAX_REVIVALS

@@ -18,10 +18,12 @@
 //! 3. The verdict is `{success, messages, traces, proof_state, uses_sorry}`: `success` when
 //!    neither the probe nor what it causes on its declaration raised an error (`probe`);
 //!    `proof_state` the goals after it (tactic mode, on success), else `null`; `uses_sorry` when
-//!    Lean says the declaration still depends on `sorry`.
+//!    Lean says the declaration still depends on `sorry`. It keeps what Lean said of the twin's
+//!    text after the strict barrier (`receipt::lean_state`; `not_checked` for a text refused
+//!    before Lean was asked), which the run's receipt carries.
 //! 4. A verdict Lean gave is kept (`verdicts`), keyed by the text before the anchor, the anchor,
-//!    the probe's text and the state Lean was in; a run asked again answers from it and sends
-//!    Lean nothing (not even a lease is taken).
+//!    the probe's text and the state Lean was in; a run asked again answers from it (its
+//!    `checked` state included) and sends Lean nothing (not even a lease is taken).
 
 use std::path::Path;
 
@@ -37,6 +39,7 @@ use crate::lean::progress::Caller;
 use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::goals::plain_goals;
 use crate::lean::session::mirror::Document;
+use crate::lean::session::receipt::{Reason, ReceiptState, lean_state};
 use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::session::{Pin, TwinLease};
 use crate::lean::text::{Position, offset_of};
@@ -102,6 +105,8 @@ pub struct Verdict {
     pub proof_state: Value,
     /// Lean says the declaration, with the probe, still depends on `sorry`.
     pub uses_sorry: bool,
+    /// What Lean said of the twin's text, for the run's receipt (`session/receipt.rs`).
+    pub checked: ReceiptState,
 }
 
 impl Verdict {
@@ -140,6 +145,7 @@ pub async fn run(
                 traces: Vec::new(),
                 proof_state: Value::Null,
                 uses_sorry: false,
+                checked: ReceiptState::Incomplete(Reason::NotChecked),
             });
         }
     }
@@ -184,6 +190,7 @@ pub async fn run(
         traces,
         proof_state,
         uses_sorry,
+        checked: lean_state(&ran),
     };
     if runtime.documents().generation() == generation {
         verdicts.put(key, Cached::Run(verdict.clone()));

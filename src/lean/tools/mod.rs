@@ -107,7 +107,9 @@ pub async fn dispatch(
                 Ok(_) => Outcome::Success,
                 Err(error) => Outcome::Error(error.code),
             });
-            result.map(|value| call.finish(value))
+            result
+                .map(|value| call.finish(value))
+                .map_err(|error| call.with_receipt(error))
         }
     }
 }

@@ -16,14 +16,13 @@
 //!    that closes, the ones not finished then answering `skipped`. The result is `{path, version,
 //!    base_sha256, candidates: [{verdict, reason?, goals, diagnostics, gate, patch?,
 //!    truncated?}], receipt}` in the candidates' order (`speculation/edit.rs` says what each
-//!    means); the receipt is the base's (`session/receipt.rs`), and a typed error about the file
-//!    carries it too, in its state (`data.receipt`).
+//!    means); the receipt is the base's (`session/receipt.rs`; a typed error about the file
+//!    carries it in its state, `data.receipt`, as every tool's: `tools/call.rs`).
 
 use serde_json::{Value, json};
 
 use super::schema::{LeanTool, natural, path, read_only, string_enum};
 use crate::lean::error::HostError;
-use crate::lean::session::DocumentSet;
 use crate::lean::session::fingerprint::sha256_hex;
 use crate::lean::session::mirror::Document;
 use crate::lean::session::receipt;
@@ -166,59 +165,37 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     let file = call.file()?;
     let path = call.path_argument();
     let (pin, synced) = call.document(&runtime).await?;
-    let set = runtime.documents();
-    let document = synced.document.clone();
-    let tried = async {
-        let same = |text_sha256: &str| match text_sha256 == expected {
-            true => Ok(()),
-            false => Err(HostError::base_mismatch(path, &expected, text_sha256)),
-        };
-        same(&synced.document.text_sha256())?;
-        let candidates = candidates(call, &synced.document)?;
-        let caller = call.caller();
-        let trial = Trial {
-            runtime: &runtime,
-            real: &pin,
-            file: &file,
-            path,
-            verdicts: &state.verdicts,
-            caller: &caller,
-        };
-        let deadline = tokio::time::Instant::now() + timeout;
-        let base = trial.base(synced.document).await?;
-        same(&base.text_sha256())?;
-        let results = trial.run(&base, &candidates, prefer, deadline).await?;
-        // Another writer may have changed the file while the candidates ran.
-        let now = tokio::fs::read(&file).await.map_err(|e| {
-            HostError::invalid_params(format!("cannot read {} again: {e}", file.display()))
-        })?;
-        same(&sha256_hex(&now))?;
-        Ok(json!({
-            "path": path,
-            "version": base.version,
-            "base_sha256": expected,
-            "candidates": results,
-            "receipt": receipt::now(set, &base, None).to_json(),
-        }))
+    let same = |text_sha256: &str| match text_sha256 == expected {
+        true => Ok(()),
+        false => Err(HostError::base_mismatch(path, &expected, text_sha256)),
     };
-    tried
-        .await
-        .map_err(|error| with_receipt(set, &document, error))
-}
-
-/// `error`, with the receipt of the file in the error's state when it is a typed error about
-/// the file (`receipt::for_error`).
-fn with_receipt(set: &DocumentSet, document: &Document, mut error: HostError) -> HostError {
-    let Some(receipt) = receipt::for_error(set, document, &error) else {
-        return error;
+    same(&synced.document.text_sha256())?;
+    let candidates = candidates(call, &synced.document)?;
+    let caller = call.caller();
+    let trial = Trial {
+        runtime: &runtime,
+        real: &pin,
+        file: &file,
+        path,
+        verdicts: &state.verdicts,
+        caller: &caller,
     };
-    match error.data.as_mut() {
-        Some(Value::Object(data)) => {
-            data.insert("receipt".into(), receipt.to_json());
-        }
-        _ => error.data = Some(json!({ "receipt": receipt.to_json() })),
-    }
-    error
+    let deadline = tokio::time::Instant::now() + timeout;
+    let base = trial.base(synced.document).await?;
+    same(&base.text_sha256())?;
+    let results = trial.run(&base, &candidates, prefer, deadline).await?;
+    // Another writer may have changed the file while the candidates ran.
+    let now = tokio::fs::read(&file).await.map_err(|e| {
+        HostError::invalid_params(format!("cannot read {} again: {e}", file.display()))
+    })?;
+    same(&sha256_hex(&now))?;
+    Ok(json!({
+        "path": path,
+        "version": base.version,
+        "base_sha256": expected,
+        "candidates": results,
+        "receipt": receipt::now(runtime.documents(), &base, None).to_json(),
+    }))
 }
 
 /// The candidates, applied to the base (see the contract).

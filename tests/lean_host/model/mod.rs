@@ -12,7 +12,8 @@
 //!
 //! 1. versions: the updates after writes map versions to texts; no version names two texts
 //!    (`[version-map]`), every version an answer names is in the map (`[unknown-version]`),
-//!    and an answer is about the version it was asked at (`[wrong-version]`);
+//!    an answer is about the version it was asked at (`[wrong-version]`), and a receipt names
+//!    a version with the hash of its text (`[receipt]`);
 //! 2. isolation: every successful result equals the same call's alone on a fresh server for
 //!    the same text (`fresh`, memoised per test process), after normalisation
 //!    (`[differs-from-alone]`; `lean_drop_workspace` against the model, `[differs-from-model]`);
