@@ -603,7 +603,7 @@ fn a_run_takes_the_idle_twin_sharing_the_longest_prefix_with_its_text() {
     // Another probe of the last bullet shares its whole prefix with that twin's text.
     lean.ok("lean_run_at", at(3, "exact ⟨hq, hp⟩.2"));
     let changed = twin_uris(&lean, "textDocument/didChange");
-    assert_eq!(changed, [last_twin.clone()], "{changed:?}");
+    assert_eq!(changed, std::slice::from_ref(&last_twin), "{changed:?}");
     // And one sharing more with the first twin's probe (`constructor -- `) than with the real
     // text the second twin holds there (`constructor\n`), with the first.
     lean.ok("lean_run_at", at(1, "constructor -- again"));

@@ -43,6 +43,14 @@ fn verdicts(result: &Value) -> Vec<String> {
         .collect()
 }
 
+/// A fresh fixture project, the server on it with `flags`, and `Fixture/Basic.lean`'s text.
+fn started(flags: &[&str]) -> (Project, Lean, String) {
+    let project = Project::fixture();
+    let lean = Lean::start(&[&project], flags, &[]);
+    let base = project.read(BASIC);
+    (project, lean, base)
+}
+
 /// `and_swap`'s proof is lines 23–25 (`constructor`, two bullets).
 fn proof_lines() -> ((u64, u64), (u64, u64)) {
     ((23, 2), (25, 12))
@@ -50,9 +58,7 @@ fn proof_lines() -> ((u64, u64), (u64, u64)) {
 
 #[test]
 fn candidates_are_judged_against_the_file_and_closed_ones_come_with_a_patch() {
-    let project = Project::fixture();
-    let mut lean = Lean::start(&[&project], &[], &[]);
-    let base = project.read(BASIC);
+    let (project, mut lean, base) = started(&[]);
     let (from, to) = proof_lines();
     let result = lean.ok(
         "lean_try_edit",
@@ -176,9 +182,7 @@ fn another_writer_changing_the_file_during_the_call_is_a_base_mismatch() {
     if crate::harness::fake_only("a candidate held at the fake's gate") {
         return;
     }
-    let project = Project::fixture();
-    let mut lean = Lean::start(&[&project], &[], &[]);
-    let base = project.read(BASIC);
+    let (project, mut lean, base) = started(&[]);
     let (from, to) = proof_lines();
     // A hash that is not the file's: refused before Lean is asked for anything.
     let wrong = args(
@@ -215,9 +219,7 @@ fn another_writer_changing_the_file_during_the_call_is_a_base_mismatch() {
 
 #[test]
 fn every_edit_to_a_statement_trips_statement_changed() {
-    let project = Project::fixture();
-    let mut lean = Lean::start(&[&project], &[], &[]);
-    let base = project.read(BASIC);
+    let (project, mut lean, base) = started(&[]);
     // `theorem and_swap (p q : Prop) (hp : p) (hq : q) : q ∧ p := by` on line 22: every
     // character before `:=` (column 56), replaced, deleted or with text inserted before it.
     let line = base.lines().nth(22).unwrap();
@@ -267,9 +269,7 @@ fn a_warm_candidate_costs_one_change_and_one_barrier_and_a_repeated_one_nothing(
     if crate::harness::fake_only("counting the messages Lean received") {
         return;
     }
-    let project = Project::fixture();
-    let mut lean = Lean::start(&[&project], &[], &[]);
-    let base = project.read(BASIC);
+    let (project, mut lean, base) = started(&[]);
     let (from, to) = proof_lines();
     lean.ok(
         "lean_try_edit",
@@ -338,9 +338,7 @@ fn parallel_candidates_each_see_their_own_text_alone() {
     if crate::harness::fake_only("candidates held at the fake's gates") {
         return;
     }
-    let project = Project::fixture();
-    let mut lean = Lean::start(&[&project], &["--max-twins", "4"], &[]);
-    let base = project.read(BASIC);
+    let (project, mut lean, base) = started(&["--max-twins", "4"]);
     let gates = ["g0", "g1", "g2", "g3"];
     let candidates: Vec<Value> = (0..16).map(|n| marked(n, gates.get(n).copied())).collect();
     send(
@@ -380,9 +378,7 @@ fn first_closed_skips_the_rest_and_the_deadline_times_out_only_the_late() {
     if crate::harness::fake_only("candidates held at the fake's gates") {
         return;
     }
-    let project = Project::fixture();
-    let mut lean = Lean::start(&[&project], &["--max-twins", "2"], &[]);
-    let base = project.read(BASIC);
+    let (project, mut lean, base) = started(&["--max-twins", "2"]);
     let (from, to) = proof_lines();
     let held = replace(from, to, "constructor -- fake: gate held");
     let closes = replace(from, to, "exact ⟨hq, hp⟩");

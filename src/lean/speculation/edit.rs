@@ -338,7 +338,8 @@ mod tests {
         assert_eq!(progressed.goals.len(), 2);
         assert_eq!(progressed.goals[1]["userName"], "right");
         assert_eq!(progressed.diagnostics[0]["in_edit"], false);
-        let unchanged = judge(&[goals.clone()], &applied, &[goals.clone()], "A");
+        let one = std::slice::from_ref(&goals);
+        let unchanged = judge(one, &applied, one, "A");
         assert_eq!(
             (unchanged.verdict, unchanged.reason),
             (Verdict::Failed, Some("noProgress"))
