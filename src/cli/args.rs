@@ -155,8 +155,10 @@ pub struct ServerArgs {
     pub lean_timeout_ms: u64,
 
     /// Hidden twin documents (each one a Lean worker, as heavy as the file's imports) a
-    /// workspace keeps open for speculative runs; the least recently used idle one is closed
-    /// to make room, and a run that finds every twin in use waits for one.
+    /// workspace keeps open for speculative runs and lean_try_edit candidates, all files
+    /// together (one file may have several, so its runs go side by side); the least recently
+    /// used idle one is closed to make room, and a run that finds every twin in use waits for
+    /// one.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TWINS as u64,
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub max_twins: u64,

@@ -406,6 +406,27 @@ impl HostError {
         }))
     }
 
+    /// `contentModified` (`base_mismatch`): `lean_try_edit` was given the sha256 of a text the
+    /// file no longer has (before the candidates ran, or after: another writer changed it), so
+    /// no verdict on it would be about the file as it is. Data: `{reason, path,
+    /// expected_sha256, current_sha256}`.
+    pub fn base_mismatch(path: &str, expected: &str, current: &str) -> Self {
+        HostError::new(
+            code::CONTENT_MODIFIED,
+            format!(
+                "{path} is not the text you proposed edits to: its sha256 is {current}, not the \
+                 base_sha256 {expected} you passed (it changed before or while the candidates \
+                 ran). Read the file again and call lean_try_edit with its current sha256"
+            ),
+        )
+        .with_data(json!({
+            "reason": "base_mismatch",
+            "path": path,
+            "expected_sha256": expected,
+            "current_sha256": current,
+        }))
+    }
+
     /// `contentModified` (`lakeConfigurationChanged`): the workspace's Lake configuration changed
     /// while the call used the Lean that had loaded the old one, which was restarted.
     pub fn lake_configuration_changed(changed: &[&str]) -> Self {

@@ -42,6 +42,7 @@ fn both_families_list_the_lean_tools_in_order() {
             "lean_run_with",
             "lean_run_with_linear",
             "lean_release",
+            "lean_try_edit",
             "lean_update",
             "lean_sync",
             "lean_refresh",
@@ -85,6 +86,7 @@ fn read_only_destructive_and_idempotent_hints_follow_the_design() {
             "lean_todo",
             "lean_code_action_resolve",
             "lean_check_receipt",
+            "lean_try_edit",
         ]
         .contains(&name);
         assert_eq!(

@@ -31,4 +31,6 @@ mod speculative;
 mod storm;
 mod todo;
 mod trace;
+mod try_edit;
+mod try_edit_oracle;
 mod uris;

@@ -7,7 +7,8 @@ use serde_json::{Value, json};
 use crate::harness::{Lean, Project, args, fake_only, sha256_hex};
 
 /// The tools whose results carry a receipt: every Lean tool that reads a document.
-const WITH_RECEIPT: [&str; 17] = [
+const WITH_RECEIPT: [&str; 18] = [
+    "lean_try_edit",
     "lean_run_at",
     "lean_run_at_handle",
     "lean_hover",
@@ -185,6 +186,10 @@ fn census(family: &str) {
     let check = args(&project, BASIC, json!({"receipt": synced["receipt"]}));
     let checked = ok(&mut lean, "lean_check_receipt", check);
     assert_eq!(checked["holds"], true, "{checked}");
+    let empty = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
+    let candidate = json!({"base_sha256": synced["receipt"]["text_sha256"],
+                           "candidates": [{"range": empty, "text": ""}]});
+    ok(&mut lean, "lean_try_edit", args(&project, BASIC, candidate));
     ok(&mut lean, "lean_save", args(&project, BASIC, json!({})));
     ok(
         &mut lean,

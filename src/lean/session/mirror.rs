@@ -400,6 +400,8 @@ pub(super) enum Role {
 pub(super) struct Twin {
     /// The real document's URI.
     pub real: Arc<str>,
+    /// Which of the real document's twins it is (`speculation/twins.rs` places each slot).
+    pub slot: usize,
     /// Its link on disk, to the real file.
     pub link: super::twin_file::TwinFile,
     /// Where its current probe starts: everything before is the real text.

@@ -3,16 +3,23 @@
 //!
 //! Contract:
 //! 1. Every call that uses a document holds a [`Pin`] on it for its duration; a speculative run
-//!    holds a [`TwinLease`] on the document's one twin for the whole run. Lookup, pinning or
+//!    holds a [`TwinLease`] on one of the document's twins for the whole run. Lookup, pinning or
 //!    leasing, and making room happen in one critical section; there is one place (one entry, one
-//!    lock) per URI, so two runs never edit one Lean document.
-//! 2. Bounds are never exceeded. Pinning a document Lean does not have open when
+//!    lock) per URI, and a twin has one lease at a time, so two runs never edit one Lean
+//!    document.
+//! 2. A real document may have several twins (slots), so runs on one file go side by side. A
+//!    lease takes, among the file's idle twins, the one whose text shares the longest prefix
+//!    with the text the run will give it (Lean reuses every snapshot before the first changed
+//!    byte); it opens a twin in a new slot only when the file has no idle twin (an idle one,
+//!    sharing at least the header, is never worse than a new one, which shares nothing) and the
+//!    bound allows it.
+//! 3. Bounds are never exceeded. Pinning a document Lean does not have open when
 //!    `--max-documents` are open closes the least recently used real document nobody pins (with
-//!    its twin, when no run holds it); leasing a twin when `--max-twins` are open closes the
-//!    least recently used twin no run holds. When everything is in use the call waits, saying
-//!    so in a progress step, until something is given back; the wait is cancellable and bounded
-//!    by the Lean timeout.
-//! 3. Reading a file and giving Lean its text are serialized per document, so Lean keeps the
+//!    its twins, when no run holds one); opening a twin when `--max-twins` (all files' twins
+//!    together) are open closes the least recently used twin no run holds. When everything is
+//!    in use the call waits, saying so in a progress step, until something is given back; the
+//!    wait is cancellable and bounded by the Lean timeout.
+//! 4. Reading a file and giving Lean its text are serialized per document, so Lean keeps the
 //!    last text read. A text is given in one critical section with the mirror's change: the
 //!    first use sends `didOpen` with an explicit `dependencyBuildMode` (`once`: out-of-date
 //!    imports are built on open, and never again behind the caller's back), a changed text sends
@@ -22,17 +29,22 @@
 //!    critical section, so Lean receives versions in mirror order, and no barrier can be asked
 //!    for a version Lean has not been sent. Room in the queue to Lean is taken before
 //!    (`server/lsp/outbox.rs`).
-//! 4. [`DocumentSet::close`] waits for the document's users (and its twin's) to finish, takes no
-//!    new ones meanwhile, then closes it and its twin; a close that is cancelled closes nothing.
+//!    Each new text of a real file Lean is given (an open included: it may build out-of-date
+//!    imports), and each checkpoint's rewritten artifacts, moves the set's
+//!    [`generation`](DocumentSet::generation) on: what Lean answers about any document may
+//!    depend on them, so an answer kept from an older generation is not reused
+//!    (`speculation/verdicts.rs`).
+//! 5. [`DocumentSet::close`] waits for the document's users (and its twins') to finish, takes no
+//!    new ones meanwhile, then closes it and its twins; a close that is cancelled closes nothing.
 //!    Everything given back, by a call that ends or is cancelled, goes back through this owner
 //!    at once: nothing is ever left out of the set yet open in Lean, or the reverse.
-//! 5. A twin's link (`speculation/twins.rs` places it) is made before Lean is given its text
+//! 6. A twin's link (`speculation/twins.rs` places it) is made before Lean is given its text
 //!    and removed when the twin is closed, in the same step, never through another link
 //!    (`twin_file`).
-//! 6. [`DocumentSet::end`] ends the set with its runtime: twin files are removed at once, every
+//! 7. [`DocumentSet::end`] ends the set with its runtime: twin files are removed at once, every
 //!    call waiting for a place or still holding one gets the runtime's end as its error when it
 //!    next asks the set for anything, and nothing more is sent to Lean.
-//! 7. When Lean sets a real document up (its `didOpen`, or a change of the modules its header
+//! 8. When Lean sets a real document up (its `didOpen`, or a change of the modules its header
 //!    imports, which restarts its worker), the set records the document's direct imports,
 //!    hashed *before* the message is queued (`fingerprint`: a change after that hash shows as a
 //!    difference, never the reverse); a change that keeps the header's modules keeps them. The
@@ -106,6 +118,7 @@ struct Inner {
     server: Arc<LeanServer>,
     limits: Limits,
     closed_for_budget: AtomicU64,
+    generation: AtomicU64,
     /// The Lake configuration the runtime loaded, and the hashes of the workspace's files.
     config: LakeConfig,
 }
@@ -151,6 +164,7 @@ impl DocumentSet {
                 server,
                 limits,
                 closed_for_budget: AtomicU64::new(0),
+                generation: AtomicU64::new(0),
                 config,
             }),
         }
@@ -216,6 +230,12 @@ impl DocumentSet {
         }
     }
 
+    /// How many times Lean was given a new text of a real file or told of rewritten artifacts
+    /// (see the contract).
+    pub fn generation(&self) -> u64 {
+        self.inner.generation.load(Ordering::Acquire)
+    }
+
     /// Real documents closed to stay within `--max-documents` so far.
     pub fn closed_for_budget(&self) -> u64 {
         self.inner.closed_for_budget.load(Ordering::Relaxed)
@@ -260,16 +280,20 @@ impl DocumentSet {
         Ok(())
     }
 
-    /// Leases the twin of the document `real` pins, made where `place` says if it has none (see
+    /// Leases a twin of the document `real` pins for a run that will give it `text`: the idle
+    /// one sharing the longest prefix with it, or one made in a new slot where `place` says (see
     /// the contract).
     pub async fn lease_twin(
         &self,
         real: &Pin,
-        place: impl Fn() -> Placement,
+        place: impl Fn(usize) -> Placement,
+        text: &str,
         caller: &Caller<'_>,
     ) -> Result<TwinLease, HostError> {
         let (uri, link) = self
-            .wait_for(caller, |set, state| set.try_lease(state, &real.uri, &place))
+            .wait_for(caller, |set, state| {
+                set.try_lease(state, &real.uri, &place, text)
+            })
             .await?;
         Ok(TwinLease {
             set: self.clone(),
@@ -282,18 +306,22 @@ impl DocumentSet {
         &self,
         state: &mut State,
         real: &Arc<str>,
-        place: &dyn Fn() -> Placement,
+        place: &dyn Fn(usize) -> Placement,
+        text: &str,
     ) -> Result<(Arc<str>, TwinFile), String> {
         state.clock += 1;
         let now = state.clock;
-        if let Some((uri, entry)) = state.entries.iter_mut().find(|(_, e)| twin_of(e, real)) {
-            if entry.users > 0 || entry.closing > 0 {
-                return Err(
-                    "waiting for another speculative run on this file: one run at a time uses \
-                     a file's twin"
-                        .into(),
-                );
-            }
+        let shared = |e: &Entry| {
+            e.document
+                .as_ref()
+                .map_or(0, |d| shared_prefix(&d.text, text))
+        };
+        let best = state
+            .entries
+            .iter_mut()
+            .filter(|(_, e)| twin_of(e, real) && e.users == 0 && e.closing == 0)
+            .max_by_key(|(_, e)| (shared(e), e.last_used));
+        if let Some((uri, entry)) = best {
             entry.users = 1;
             entry.last_used = now;
             return Ok((uri.clone(), link_of(entry)));
@@ -315,9 +343,19 @@ impl DocumentSet {
             };
             self.close_locked(state, &victim);
         }
-        let placement = place();
+        let taken: Vec<usize> = state
+            .entries
+            .values()
+            .filter_map(|e| match &e.role {
+                Role::Twin(twin) if twin.real == *real => Some(twin.slot),
+                _ => None,
+            })
+            .collect();
+        let slot = (0..).find(|n| !taken.contains(n)).expect("a free slot");
+        let placement = place(slot);
         let role = Role::Twin(Twin {
             real: real.clone(),
+            slot,
             link: placement.link.clone(),
             probe_start: Position::default(),
         });
@@ -401,7 +439,7 @@ impl DocumentSet {
         Ok(closed)
     }
 
-    /// Closes `uri` in Lean now, with its twin when it is a real document; whether Lean had it
+    /// Closes `uri` in Lean now, with its twins when it is a real document; whether Lean had it
     /// open. Call under the lock, for an entry nobody uses.
     fn close_locked(&self, state: &mut State, uri: &Arc<str>) -> bool {
         let Some(entry) = state.entries.remove(uri) else {
@@ -418,12 +456,13 @@ impl DocumentSet {
         match entry.role {
             Role::Twin(twin) => twin.link.remove(),
             Role::Real => {
-                let twin = state
+                let twins: Vec<Arc<str>> = state
                     .entries
                     .iter()
-                    .find(|(_, e)| twin_of(e, uri))
-                    .map(|(twin, _)| twin.clone());
-                if let Some(twin) = twin {
+                    .filter(|(_, e)| twin_of(e, uri))
+                    .map(|(twin, _)| twin.clone())
+                    .collect();
+                for twin in twins {
                     self.close_locked(state, &twin);
                 }
             }
@@ -526,6 +565,9 @@ impl DocumentSet {
             }
             Some(_) => false,
         };
+        if changed && save {
+            self.inner.generation.fetch_add(1, Ordering::AcqRel);
+        }
         let document = entry.document.clone().expect("given just now");
         Some((Synced { document, changed }, batch))
     }
@@ -619,6 +661,7 @@ impl DocumentSet {
                     .map(|uri| json!({"uri": uri, "type": CHANGED})),
             );
         }
+        self.inner.generation.fetch_add(1, Ordering::AcqRel);
         let kind = if created { CREATED } else { CHANGED };
         changes.push(json!({"uri": ilean, "type": kind}));
         client.notify_control(
@@ -784,6 +827,11 @@ fn twin_of(entry: &Entry, real: &str) -> bool {
     matches!(&entry.role, Role::Twin(twin) if &*twin.real == real)
 }
 
+/// How many leading bytes two texts share.
+fn shared_prefix(a: &str, b: &str) -> usize {
+    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
+}
+
 fn link_of(entry: &Entry) -> TwinFile {
     match &entry.role {
         Role::Twin(twin) => twin.link.clone(),
@@ -792,7 +840,7 @@ fn link_of(entry: &Entry) -> TwinFile {
 }
 
 /// The least recently used real document that may be closed: nobody pins it, no close waits on
-/// it, and no run holds its twin.
+/// it, and no run holds one of its twins.
 fn idle_real(state: &State) -> Option<Arc<str>> {
     let busy_twin = |real: &str| {
         state

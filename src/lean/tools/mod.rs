@@ -29,6 +29,7 @@ pub mod save;
 pub mod schema;
 pub mod speculative;
 pub mod todo;
+pub mod try_edit;
 pub mod version;
 
 use std::time::Instant;
@@ -43,7 +44,7 @@ use crate::lean::workspace::root::WorkspaceRoot;
 use crate::mcp::{CallContext, ToolSpec};
 
 /// The tools whose results carry a receipt: every Lean tool that reads a document.
-pub const WITH_RECEIPT: [&str; 17] = [
+pub const WITH_RECEIPT: [&str; 18] = [
     speculative::RUN_AT,
     speculative::RUN_AT_HANDLE,
     navigation::HOVER,
@@ -61,6 +62,7 @@ pub const WITH_RECEIPT: [&str; 17] = [
     documents::REFRESH,
     save::SAVE,
     save::CLOSE_SAVE,
+    try_edit::TRY_EDIT,
 ];
 
 /// Every tool, in listing order.
@@ -77,6 +79,7 @@ pub fn catalog() -> Vec<ToolSpec> {
     tools.push(todo::spec());
     tools.push(code_actions::spec());
     tools.extend(speculative::handle_specs());
+    tools.push(try_edit::spec());
     tools.extend(documents::specs());
     // lean_save and lean_close_save sit between lean_refresh and lean_close.
     let close = tools
@@ -127,6 +130,7 @@ pub async fn dispatch(
                 | speculative::RUN_WITH_LINEAR
                 | speculative::RELEASE => speculative::call(tool, state, &mut call).await,
                 todo::TODO => todo::call(state, &mut call).await,
+                try_edit::TRY_EDIT => try_edit::call(state, &mut call).await,
                 code_actions::RESOLVE => code_actions::call(state, &mut call).await,
                 documents::UPDATE | documents::SYNC | documents::REFRESH | documents::CLOSE => {
                     documents::call(tool, state, &mut call).await

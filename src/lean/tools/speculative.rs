@@ -237,6 +237,7 @@ impl Run<'_> {
             self.file,
             self.document,
             &start,
+            &self.state.verdicts,
             self.caller,
         )
         .await?;
