@@ -37,6 +37,13 @@ use crate::mcp::ToolSpec;
 /// The tool's name.
 pub const TRY_EDIT: &str = "lean_try_edit";
 
+/// What each verdict means, in the tool's description and in `--help`.
+pub const VERDICTS_EXPLAINED: &str = "closed (Lean confirmed the edited declaration has no \
+    error, goal or sorry, and the file no new error; with an apply-ready patch), progressed (no \
+    error, goals remain and changed), failed (an error in the declaration, a new error \
+    elsewhere, or no progress: see reason), timeout (past timeout_ms) or skipped (prefer: \
+    first_closed stopped first)";
+
 /// The most candidates one call takes.
 pub const MAX_CANDIDATES: usize = 16;
 
@@ -127,12 +134,8 @@ pub fn spec() -> ToolSpec {
         "Try 1-16 candidate edits of one Lean file at once, each checked by Lean in a hidden \
          copy of the whole edited file (never on disk), against the file as it is \
          (base_sha256). Use it to pick a proof before editing the file. Per candidate: a \
-         verdict, closed (Lean confirmed the edited declaration has no error, goal or sorry, \
-         and the file no new error; with an apply-ready patch), progressed (no error, goals \
-         remain and changed), failed (an error in the declaration, a new error elsewhere, or \
-         no progress: see reason), timeout (past timeout_ms) or skipped (prefer: first_closed \
-         stopped first); the goals left; diagnostics in the edited file's coordinates (at most \
-         {MAX_DIAGNOSTICS}); and a gate (new_errors_elsewhere, sorry counts, \
+         verdict, {VERDICTS_EXPLAINED}; the goals left; diagnostics in the edited file's \
+         coordinates (at most {MAX_DIAGNOSTICS}); and a gate (new_errors_elsewhere, sorry counts, \
          statement_changed). Answers base_mismatch (contentModified) when the file is not that \
          text, before or after the candidates ran."
     );
