@@ -9,10 +9,13 @@
 //!    first).
 //! 2. A request that fails because the document's worker died (-32901/-32902) while Lean is
 //!    still there is sent again once, after reviving the worker (a version-bumped `didChange`
-//!    of the same text), unless someone changed or revived the document meanwhile (then it is
-//!    only sent again). When it fails that way again, or the text may not be revived again
-//!    (`mirror`'s bound), the call fails with the typed crash (`HostError::worker_crashed`:
-//!    where checking stopped, Lean's stderr tail).
+//!    of the text Lean now has: a newer text given Lean before the answer came may have died
+//!    with the worker, and Lean holds every request about a dead worker's file), unless someone
+//!    changed or revived the document since the answer came (that `didChange` restarted it;
+//!    then it is only sent again). When it fails that way again, or the text may not be revived
+//!    again (`mirror`'s bound), the call fails with the typed crash
+//!    (`HostError::worker_crashed`: where checking stopped, Lean's stderr tail). A request
+//!    about a document Lean said died is never sent before it is revived.
 //! 3. A worker that crashes while the request waits (a fatal `fileProgress` that no header
 //!    error explains) is revived: Lean holds requests for a crashed document until a
 //!    `didChange`, so without it the wait would last until the Lean timeout. Lean may send a
@@ -165,6 +168,21 @@ async fn with_revival(
             // Lean would hold the request until a revival that will not come.
             return Err(set.crash_error(caller.path, &document, false));
         }
+        if document.died {
+            // Lean holds the request until a didChange restarts the worker: revive it first,
+            // unless another call just did or changed the text (its didChange restarted it).
+            if !set
+                .revive_if_still(uri, document.lsp_version, true, caller)
+                .await
+                && set
+                    .mirror()
+                    .get(uri)
+                    .is_some_and(|d| d.lsp_version == document.lsp_version)
+            {
+                return Err(set.crash_error(caller.path, &document, false));
+            }
+            continue;
+        }
         let server = set.server();
         let outcome = server
             .request(method, params(&document)?, caller.cancel)
@@ -176,14 +194,14 @@ async fn with_revival(
                     && server.retirement().is_none() =>
             {
                 let exited = error.code == code::WORKER_EXITED;
-                set.worker_died(uri, exited);
-                let seen = document.lsp_version;
+                let died = set.worker_died(uri, exited);
                 if retried {
                     return Err(crashed(set, uri, caller, &document, exited));
                 }
                 retried = true;
-                let moved_on = set.mirror().get(uri).is_some_and(|d| d.lsp_version != seen);
-                if !moved_on && !set.revive_if_still(uri, seen, true, caller).await {
+                // The text Lean now has, perhaps newer than the request's, died with the worker
+                // (see the contract); the loop revives it before sending again.
+                if died.is_none() {
                     return Err(crashed(set, uri, caller, &document, exited));
                 }
             }
