@@ -13,7 +13,9 @@
 //!    line per target as the three paths ([`Named`]); a relative path is taken from the
 //!    workspace root, where `lake` ran.
 //! 3. A Lake that answers `unknown command 'query'` (Lake's `CliError.unknownCommand`) has no
-//!    query, and no artifact cache either: [`Answer::NoQuery`].
+//!    query, and no artifact cache either: [`Answer::NoQuery`]. Exit 3 is Lake's `noBuildCode`
+//!    (`Build/Run.lean`): a target needs a build, so the module or an import changed since the
+//!    build: [`Answer::OutOfDate`].
 //! 4. Anything else is [`Answer::Unreadable`], saying what Lake did instead.
 
 use std::path::Path;
@@ -24,6 +26,9 @@ use super::run::Stream;
 
 /// The facets asked for, in the order [`Named`] holds them.
 const FACETS: [&str; 3] = ["olean", "ilean", "c"];
+
+/// Lake's exit code when `--no-build` is set and a build is required (`noBuildCode`).
+const NO_BUILD_CODE: i32 = 3;
 
 /// The most lines of an answer kept: it is one per target.
 pub const ANSWER_LINES: usize = 16;
@@ -54,6 +59,8 @@ pub enum Answer {
     Named(Named),
     /// This Lake has no `lake query`.
     NoQuery,
+    /// Lake says a target is no longer up to date (`--no-build`'s exit code).
+    OutOfDate,
     /// Lake failed, or printed something else than one path per target: what it did.
     Unreadable(String),
 }
@@ -67,6 +74,8 @@ pub fn read(root: &Path, status: ExitStatus, lines: &[(Stream, String)]) -> Answ
     if !status.success() {
         return if no_command {
             Answer::NoQuery
+        } else if status.code() == Some(NO_BUILD_CODE) {
+            Answer::OutOfDate
         } else {
             Answer::Unreadable(format!("`lake query` failed ({status})"))
         };
@@ -142,6 +151,7 @@ mod tests {
             read(root, exit(1), &[err("error: unknown command 'query'")]),
             Answer::NoQuery
         );
+        assert_eq!(read(root, exit(3), &[]), Answer::OutOfDate);
         assert_eq!(
             read(root, exit(1), &[err("error: unknown module `A.B`")]),
             Answer::Unreadable("`lake query` failed (exit status: 1)".into())
