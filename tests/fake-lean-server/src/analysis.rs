@@ -357,6 +357,7 @@ fn steps(a: &Analysis) -> Vec<Step> {
                 per_cmd[k].push((c.start, a.diagnostic(3, kw, kw, &d.signature())));
             }
         }
+        crate::certify::messages(a, c, &mut per_cmd[k]);
     }
     for (step, mut msgs) in steps.iter_mut().zip(per_cmd) {
         msgs.sort_by_key(|m| m.0);

@@ -8,6 +8,7 @@ pub mod analysis;
 pub mod answer;
 pub mod assist;
 pub mod capabilities;
+pub mod certify;
 pub mod config;
 pub mod decl;
 pub mod directives;

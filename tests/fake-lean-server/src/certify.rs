@@ -1,0 +1,225 @@
+//! What a certifier asks Lean of a file: `#print axioms X` and `#check @X`, answered from what
+//! the fake knows of the file's own declarations (README, "Axioms and elaborated types").
+//!
+//! Contract:
+//! 1. `#print axioms X` (X a declaration of the file, as written or with the namespaces around
+//!    the command) gives the information `'X' depends on axioms: [a, b]` (full name quoted,
+//!    names sorted) or `'X' does not depend on any axioms`, on the command's keyword, as Lean's
+//!    `Print.lean` words it; an unknown X gives the error `unknown constant 'X'`.
+//! 2. A declaration's axioms are its own and those of every declaration of the file it names
+//!    (an identifier that is that declaration's name or full name, or a projection of it: `h.elim`), transitively. Its own:
+//!    `sorryAx` for a `sorry`/`admit` token; `Lean.ofReduceBool` for `native_decide`;
+//!    `Classical.choice`, `propext`, `Quot.sound` for an identifier under `Classical.` or
+//!    `by_contra`; itself for an `axiom`; and the words of a `-- fake: axioms a b` directive on
+//!    one of its lines.
+//! 3. `#check @X` gives the information `X : T` on the command's keyword: T is the type of a
+//!    `-- fake: type "T"` directive on one of the declaration's lines, else its binders as a
+//!    `∀ binders, type` (just the type without binders), whitespace-normalised.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+
+use crate::analysis::Analysis;
+use crate::decl::Decl;
+use crate::lexer;
+use crate::outline::{Command, qualify};
+
+/// The messages of command `c`, if it is `#print axioms X` or `#check @X` (see the contract).
+pub fn messages(a: &Analysis, c: &Command, out: &mut Vec<(usize, Value)>) {
+    let code = a.code();
+    let text = code[c.start..c.end].trim_end();
+    let (keyword, rest) = if let Some(rest) = text.strip_prefix("#print axioms") {
+        ("#print", rest)
+    } else if let Some(rest) = text.strip_prefix("#check @") {
+        ("#check", rest)
+    } else {
+        return;
+    };
+    let name = rest.trim();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return;
+    }
+    let kw = (c.start, c.start + keyword.len());
+    let Some(index) = find(a, c, name) else {
+        out.push((
+            c.start,
+            a.diagnostic(1, kw, kw, &format!("unknown constant '{name}'")),
+        ));
+        return;
+    };
+    let d = &a.outline.decls[index];
+    let full = d.full_name.clone().unwrap_or_default();
+    let message = match keyword {
+        "#print" => {
+            let axioms = axioms(a, index);
+            match axioms.is_empty() {
+                true => format!("'{full}' does not depend on any axioms"),
+                false => {
+                    let list: Vec<&str> = axioms.iter().map(String::as_str).collect();
+                    format!("'{full}' depends on axioms: [{}]", list.join(", "))
+                }
+            }
+        }
+        _ => format!("{full} : {}", elaborated_type(a, d)),
+    };
+    out.push((c.start, a.diagnostic(3, kw, kw, &message)));
+}
+
+/// Whether what follows a name in an identifier keeps it that name (`h` or `h.elim`, not `hx`).
+fn dotted(rest: &str) -> bool {
+    rest.is_empty() || rest.starts_with('.')
+}
+
+/// The declaration `name` names from command `c`.
+fn find(a: &Analysis, c: &Command, name: &str) -> Option<usize> {
+    let qualified = qualify(&c.ns, name);
+    let decls = &a.outline.decls;
+    (0..decls.len())
+        .find(|&i| decls[i].full_name.as_deref() == Some(qualified.as_str()))
+        .or_else(|| (0..decls.len()).find(|&i| decls[i].full_name.as_deref() == Some(name)))
+}
+
+/// The lines of declaration `d`'s command.
+fn lines(a: &Analysis, d: &Decl) -> std::ops::RangeInclusive<u32> {
+    let cmd = a.outline.decl_command(d);
+    a.text.line_of(cmd.start) as u32..=a.text.line_of(cmd.end.max(cmd.start)) as u32
+}
+
+/// Declaration `index`'s axioms, transitively (see the contract).
+fn axioms(a: &Analysis, index: usize) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut todo = vec![index];
+    let mut found = BTreeSet::new();
+    while let Some(i) = todo.pop() {
+        if !seen.insert(i) {
+            continue;
+        }
+        let d = &a.outline.decls[i];
+        found.extend(own(a, d));
+        let cmd = a.outline.decl_command(d);
+        let names: BTreeSet<&str> = lexer::idents(a.code(), cmd.start, cmd.end)
+            .into_iter()
+            .map(|(x, y)| &a.code()[x..y])
+            .collect();
+        for (j, other) in a.outline.decls.iter().enumerate() {
+            let named = [&other.name, &other.full_name]
+                .into_iter()
+                .flatten()
+                .any(|n| {
+                    names
+                        .iter()
+                        .any(|w| w.strip_prefix(n.as_str()).is_some_and(dotted))
+                });
+            if j != i && other.parent.is_none() && named {
+                todo.push(j);
+            }
+        }
+    }
+    found
+}
+
+/// The axioms declaration `d` uses itself (see the contract).
+fn own(a: &Analysis, d: &Decl) -> Vec<String> {
+    let code = a.code();
+    let cmd = a.outline.decl_command(d);
+    let has = |word| lexer::find_word(code, cmd.start, cmd.end, word).is_some();
+    let mut found: Vec<String> = Vec::new();
+    if has("sorry") || has("admit") {
+        found.push("sorryAx".into());
+    }
+    if has("native_decide") {
+        found.push("Lean.ofReduceBool".into());
+    }
+    let classical = lexer::idents(code, cmd.start, cmd.end)
+        .into_iter()
+        .any(|(x, y)| code[x..y].starts_with("Classical.") || &code[x..y] == "by_contra");
+    if classical {
+        found.extend(["Classical.choice", "propext", "Quot.sound"].map(String::from));
+    }
+    if d.keyword == "axiom" {
+        found.extend(d.full_name.clone());
+    }
+    let lines = lines(a, d);
+    for directive in &a.directives {
+        if directive.name == "axioms" && lines.contains(&directive.target) {
+            found.extend(directive.flags.iter().cloned());
+            found.extend(
+                directive
+                    .positional
+                    .iter()
+                    .filter_map(|v| v.as_str().map(String::from)),
+            );
+        }
+    }
+    found
+}
+
+/// What `#check @X` prints after `X : ` (see the contract).
+fn elaborated_type(a: &Analysis, d: &Decl) -> String {
+    let lines = lines(a, d);
+    let stated = a
+        .directives
+        .iter()
+        .filter(|x| x.name == "type" && lines.contains(&x.target))
+        .find_map(|x| x.str_arg(0));
+    if let Some(stated) = stated {
+        return crate::decl::normalize_ws(stated);
+    }
+    let ty = d.ty.clone().unwrap_or_default();
+    match d.binders.is_empty() {
+        true => ty,
+        false => format!("∀ {}, {ty}", d.binders),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::analysis::Analysis;
+    use crate::text::Text;
+
+    fn infos(text: &str) -> Vec<String> {
+        let a = Analysis::new(Text::new(text));
+        a.steps
+            .iter()
+            .flat_map(|s| s.messages.iter())
+            .filter(|m| m["severity"] != 2)
+            .map(|m| m["message"].as_str().unwrap_or_default().to_owned())
+            .filter(|m| !m.starts_with("Goals"))
+            .collect()
+    }
+
+    #[test]
+    fn axioms_follow_names_and_types_print_binders() {
+        let text = "axiom cheat : False\n\
+                    theorem helper : 1 = 1 := sorry\n\
+                    namespace N\n\
+                    theorem t (n : Nat) : n = n := by\n  have := helper\n  exact (cheat.elim)\n\
+                    end N\n\
+                    theorem c : True := by\n  by_contra h\n  native_decide\n\
+                    #print axioms N.t\n#print axioms c\n#print axioms nope\n#check @N.t\n";
+        assert_eq!(
+            infos(text),
+            [
+                "'N.t' depends on axioms: [cheat, sorryAx]",
+                "'c' depends on axioms: [Classical.choice, Lean.ofReduceBool, Quot.sound, propext]",
+                "unknown constant 'nope'",
+                "N.t : ∀ (n : Nat), n = n",
+            ]
+        );
+    }
+
+    #[test]
+    fn directives_state_axioms_and_types() {
+        let text = "-- fake: axioms Foo.bar\n-- fake: type \"1 = 2\"\ntheorem t : 1 = 1 := rfl\n\
+                    theorem u : 1 = 1 := rfl\n#print axioms t\n#print axioms u\n#check @t\n";
+        assert_eq!(
+            infos(text),
+            [
+                "'t' depends on axioms: [Foo.bar]",
+                "'u' does not depend on any axioms",
+                "t : 1 = 2",
+            ]
+        );
+    }
+}
