@@ -11,7 +11,7 @@ const FLOORS: [&[&str]; 11] = [
     &["mod"],
     &["tools"],
     &["state"],
-    &["lake"],
+    &["lake", "certify"],
     &["speculation"],
     &["workspace"],
     &["session"],

@@ -59,6 +59,7 @@
 //! With tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr
 //! to a trace stream of its own.
 
+mod certify;
 mod error;
 mod feedback;
 mod lake;

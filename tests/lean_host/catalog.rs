@@ -43,6 +43,8 @@ fn both_families_list_the_lean_tools_in_order() {
             "lean_run_with_linear",
             "lean_release",
             "lean_try_edit",
+            "lean_lock",
+            "lean_certify",
             "lean_update",
             "lean_sync",
             "lean_refresh",
@@ -87,6 +89,7 @@ fn read_only_destructive_and_idempotent_hints_follow_the_design() {
             "lean_code_action_resolve",
             "lean_check_receipt",
             "lean_try_edit",
+            "lean_lock",
         ]
         .contains(&name);
         assert_eq!(
@@ -95,13 +98,13 @@ fn read_only_destructive_and_idempotent_hints_follow_the_design() {
             "{name}"
         );
         // The seed: their Beam-managed effects are only additive (a fresh handle).
-        let additive = ["lean_run_at_handle", "lean_run_with"].contains(&name);
+        let additive = ["lean_run_at_handle", "lean_run_with", "lean_certify"].contains(&name);
         assert_eq!(
             tool["annotations"]["destructiveHint"] == false,
             additive,
             "{name}"
         );
-        let idempotent = ["lean_drop_workspace", "lean_close"].contains(&name);
+        let idempotent = ["lean_drop_workspace", "lean_close", "lean_certify"].contains(&name);
         assert_eq!(
             tool["annotations"]["idempotentHint"] == true,
             idempotent,

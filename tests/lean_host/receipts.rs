@@ -7,8 +7,9 @@ use serde_json::{Value, json};
 use crate::harness::{Lean, Project, args, fake_only, sha256_hex};
 
 /// The tools whose results carry a receipt: every Lean tool that reads a document.
-const WITH_RECEIPT: [&str; 18] = [
+const WITH_RECEIPT: [&str; 19] = [
     "lean_try_edit",
+    "lean_certify",
     "lean_run_at",
     "lean_run_at_handle",
     "lean_hover",
@@ -29,7 +30,8 @@ const WITH_RECEIPT: [&str; 18] = [
 ];
 
 /// The tools that read no document, and so carry none.
-const WITHOUT_RECEIPT: [&str; 8] = [
+const WITHOUT_RECEIPT: [&str; 9] = [
+    "lean_lock",
     "beam_version",
     "beam_stats",
     "beam_feedback_report",
@@ -190,6 +192,10 @@ fn census(family: &str) {
     let candidate = json!({"base_sha256": synced["receipt"]["text_sha256"],
                            "candidates": [{"range": empty, "text": ""}]});
     ok(&mut lean, "lean_try_edit", args(&project, BASIC, candidate));
+    let theorems = json!({"theorems": ["and_swap"]});
+    let locked = ok(&mut lean, "lean_lock", args(&project, BASIC, theorems));
+    let lock = json!({"lock": locked["lock"]});
+    ok(&mut lean, "lean_certify", args(&project, BASIC, lock));
     ok(&mut lean, "lean_save", args(&project, BASIC, json!({})));
     ok(
         &mut lean,

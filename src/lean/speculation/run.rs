@@ -200,7 +200,7 @@ pub async fn run(
 
 /// Gives the file's twin `text` and waits until Lean has finished that text; the twin as it then
 /// stands, and the lease the rest of the run holds (see the contract).
-pub(super) async fn in_twin(
+pub async fn in_twin(
     runtime: &Runtime,
     real: &Pin,
     file: &Path,

@@ -51,6 +51,21 @@ pub enum Prefer {
     FirstClosed,
 }
 
+/// `synced` past its strict barrier, unless Lean already finished that version (contract, 1).
+pub async fn settle(
+    runtime: &Runtime,
+    synced: Document,
+    caller: &Caller<'_>,
+) -> Result<Document, HostError> {
+    if lean_state(&synced) == ReceiptState::Complete {
+        return Ok(synced);
+    }
+    let set = runtime.documents();
+    let mut events = set.mirror().subscribe();
+    let live = LiveDiagnostics::Off;
+    barrier(set, synced, caller, live, &mut events, Follow::AnyText).await
+}
+
 /// What one call tries, and where.
 pub struct Trial<'a> {
     /// The workspace's runtime.
@@ -70,13 +85,7 @@ pub struct Trial<'a> {
 impl Trial<'_> {
     /// The base: `synced`, past its strict barrier (see the contract).
     pub async fn base(&self, synced: Document) -> Result<Document, HostError> {
-        if lean_state(&synced) == ReceiptState::Complete {
-            return Ok(synced);
-        }
-        let set = self.runtime.documents();
-        let mut events = set.mirror().subscribe();
-        let live = LiveDiagnostics::Off;
-        barrier(set, synced, self.caller, live, &mut events, Follow::AnyText).await
+        settle(self.runtime, synced, self.caller).await
     }
 
     /// Each candidate's result, in order (see the contract).

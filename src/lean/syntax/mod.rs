@@ -3,7 +3,8 @@
 //! command of `lean_run_at`, `lean_todo`'s code action chunks), the tactic around a position
 //! (`tactics`, for `lean_goals`), a text's first tactic (the self-check), and declarations: the
 //! command around an edit, its statement and body, a declaration by name (`declarations`, for
-//! `lean_try_edit`).
+//! `lean_try_edit`); a text's identifiers and a statement normalized (`words`, for
+//! `lean_lock` and `lean_certify`).
 //!
 //! Contract:
 //! 1. Everything here reads a text through the one lexer, so no two tools disagree about what
@@ -19,6 +20,7 @@ mod declarations;
 mod header;
 mod lexer;
 mod tactics;
+mod words;
 
 use crate::lean::text::Position;
 pub use commands::{command_lines, command_starts};
@@ -26,6 +28,7 @@ pub use declarations::{Command, NotFound, command_around, declaration_named, sta
 pub use header::imports;
 use lexer::Lexed;
 pub use tactics::tactic_column;
+pub use words::{code_words, normalized};
 
 /// What was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -34,6 +34,7 @@ use crate::lean::session::mirror::Document;
 use crate::lean::session::receipt;
 use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::session::{Pin, Synced};
+use crate::lean::speculation::trial::settle;
 use crate::lean::speculation::twins::is_twin_uri;
 use crate::lean::text::{Position, file_uri, outside};
 use crate::lean::workspace::registry::{Acquired, InUse, Registry};
@@ -238,6 +239,15 @@ impl<'a> LeanCall<'a> {
         let synced = pin.sync(&file, &self.caller()).await?;
         self.remember(&synced.document);
         Ok((pin, synced))
+    }
+
+    /// The call's file, pinned, synced and past its strict barrier (unless Lean already
+    /// finished that version), streaming nothing: the pin and the document.
+    pub async fn finished(&self, runtime: &Runtime) -> Result<(Pin, Document), HostError> {
+        let (pin, synced) = self.document(runtime).await?;
+        let document = settle(runtime, synced.document, &self.caller()).await?;
+        self.remember(&document);
+        Ok((pin, document))
     }
 
     /// The call's file, pinned, synced and past its diagnostics barrier (`session/barrier.rs`),

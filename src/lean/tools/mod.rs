@@ -19,10 +19,12 @@
 pub mod admin;
 pub mod args;
 pub mod call;
+pub mod certify;
 pub mod code_actions;
 pub mod documents;
 pub mod feedback;
 pub mod goals;
+pub mod lock;
 pub mod navigation;
 pub mod receipts;
 pub mod save;
@@ -44,7 +46,7 @@ use crate::lean::workspace::root::WorkspaceRoot;
 use crate::mcp::{CallContext, ToolSpec};
 
 /// The tools whose results carry a receipt: every Lean tool that reads a document.
-pub const WITH_RECEIPT: [&str; 18] = [
+pub const WITH_RECEIPT: [&str; 19] = [
     speculative::RUN_AT,
     speculative::RUN_AT_HANDLE,
     navigation::HOVER,
@@ -63,6 +65,7 @@ pub const WITH_RECEIPT: [&str; 18] = [
     save::SAVE,
     save::CLOSE_SAVE,
     try_edit::TRY_EDIT,
+    certify::CERTIFY,
 ];
 
 /// Every tool, in listing order.
@@ -80,6 +83,8 @@ pub fn catalog() -> Vec<ToolSpec> {
     tools.push(code_actions::spec());
     tools.extend(speculative::handle_specs());
     tools.push(try_edit::spec());
+    tools.push(lock::spec());
+    tools.push(certify::spec());
     tools.extend(documents::specs());
     // lean_save and lean_close_save sit between lean_refresh and lean_close.
     let close = tools
@@ -131,6 +136,8 @@ pub async fn dispatch(
                 | speculative::RELEASE => speculative::call(tool, state, &mut call).await,
                 todo::TODO => todo::call(state, &mut call).await,
                 try_edit::TRY_EDIT => try_edit::call(state, &mut call).await,
+                lock::LOCK => lock::call(state, &mut call).await,
+                certify::CERTIFY => certify::call(state, &mut call).await,
                 code_actions::RESOLVE => code_actions::call(state, &mut call).await,
                 documents::UPDATE | documents::SYNC | documents::REFRESH | documents::CLOSE => {
                     documents::call(tool, state, &mut call).await

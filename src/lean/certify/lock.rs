@@ -1,0 +1,186 @@
+//! A lock: its fingerprints of named theorems, its canonical form and its MAC.
+//!
+//! Contract:
+//! 1. A theorem's fingerprint is `{name, kind, header, type}`: its full name (namespaces
+//!    included), its declaration keyword, its statement (everything before its body, doc
+//!    comment and attributes included) normalized by the project lexer (`syntax::normalized`),
+//!    and the type Lean prints for `#check @Name` (`ask`). It is found by its exact full name:
+//!    the same theorem inside another namespace is another theorem.
+//! 2. The canonical form of a JSON value has its object keys sorted, at every depth, and no
+//!    blank space; the MAC is HMAC-SHA256 (RFC 2104) under `LEAN_BEAM_LOCK_KEY` of the
+//!    canonical form of the lock without its `mac`, in lowercase hex.
+//! 3. With a key set, a lock without a `mac`, or with one that is not that MAC, is forged
+//!    (`invalidParams`, reason `lockForged`). Without a key a `mac` is not checked.
+
+use hmac::{KeyInit, Mac};
+use serde_json::{Value, json};
+
+use crate::lean::error::HostError;
+use crate::lean::syntax::{Command, code_words, declaration_named, normalized, statement};
+
+/// The environment variable holding the lock key.
+pub const KEY_VAR: &str = "LEAN_BEAM_LOCK_KEY";
+
+type HmacSha256 = hmac::Hmac<sha2::Sha256>;
+
+/// The keywords a theorem's kind is read from.
+const KINDS: [&str; 6] = ["theorem", "lemma", "def", "abbrev", "instance", "example"];
+
+/// A theorem of a text, found by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// Its full name.
+    pub name: String,
+    /// Its keyword.
+    pub kind: String,
+    /// Its statement, normalized.
+    pub header: String,
+    /// Its command.
+    pub command: Command,
+    /// Its body's range.
+    pub body: (crate::lean::text::Position, crate::lean::text::Position),
+}
+
+/// The declaration of `text` named `name` (exactly, when `exact`), if there is one.
+pub fn find(text: &str, name: &str, exact: bool) -> Option<Found> {
+    let named = declaration_named(text, name).ok()?;
+    if exact && named.name != name {
+        return None;
+    }
+    let stated = statement(text, &named.command);
+    let kind = code_words(stated)
+        .into_iter()
+        .find(|w| KINDS.contains(&w.text.as_str()))
+        .map_or_else(String::new, |w| w.text);
+    Some(Found {
+        name: named.name,
+        kind,
+        header: normalized(stated),
+        command: named.command,
+        body: named.body,
+    })
+}
+
+/// `name` is not a theorem of the file.
+pub fn missing(name: &str, path: &str) -> HostError {
+    HostError::invalid_params(format!("{path} declares no theorem named {name:?}"))
+        .with_data(json!({"reason": "theoremMissing", "theorem": name}))
+}
+
+/// The canonical form of `value` (see the contract).
+pub fn canonical(value: &Value) -> String {
+    match value {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            let fields: Vec<String> = keys
+                .into_iter()
+                .map(|k| format!("{}:{}", Value::String(k.clone()), canonical(&map[k])))
+                .collect();
+            format!("{{{}}}", fields.join(","))
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(canonical).collect();
+            format!("[{}]", items.join(","))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// The key, when one is set.
+pub fn key() -> Option<Vec<u8>> {
+    std::env::var_os(KEY_VAR)
+        .filter(|k| !k.is_empty())
+        .map(|k| k.into_encoded_bytes())
+}
+
+fn mac_of(key: &[u8], lock: &Value) -> HmacSha256 {
+    let mut unsealed = lock.clone();
+    if let Some(map) = unsealed.as_object_mut() {
+        map.remove("mac");
+    }
+    let mut mac = HmacSha256::new_from_slice(key).expect("HMAC takes any key length");
+    mac.update(canonical(&unsealed).as_bytes());
+    mac
+}
+
+/// `lock` with its MAC, when a key is set.
+pub fn seal(mut lock: Value) -> Value {
+    if let Some(key) = key() {
+        let tag = mac_of(&key, &lock).finalize().into_bytes();
+        lock["mac"] = json!(hex(&tag));
+    }
+    lock
+}
+
+/// Refuses a forged lock (see the contract).
+pub fn verify(lock: &Value) -> Result<(), HostError> {
+    let Some(key) = key() else {
+        return Ok(());
+    };
+    let forged = |why: &str| {
+        HostError::invalid_params(format!(
+            "the lock is refused: {why}; take a new one with lean_lock on this server"
+        ))
+        .with_data(json!({"reason": "lockForged"}))
+        .with_path("/lock")
+    };
+    let given = lock
+        .get("mac")
+        .and_then(Value::as_str)
+        .ok_or_else(|| forged("it carries no mac and a lock key is set"))?;
+    let bytes = unhex(given).ok_or_else(|| forged("its mac is not hex"))?;
+    mac_of(&key, lock)
+        .verify_slice(&bytes)
+        .map_err(|_| forged("its mac does not match its content"))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Option<Vec<u8>> {
+    if !text.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..text.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(text.get(i..i + 2)?, 16).ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hmac_sha256_is_rfc_4231_case_2() {
+        let mac = {
+            let mut mac = HmacSha256::new_from_slice(b"Jefe").unwrap();
+            mac.update(b"what do ya want for nothing?");
+            hex(&mac.finalize().into_bytes())
+        };
+        assert_eq!(
+            mac,
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn canonical_form_sorts_keys_and_drops_blanks() {
+        let v = json!({"b": [1, {"d": "x y", "c": null}], "a": true});
+        assert_eq!(canonical(&v), r#"{"a":true,"b":[1,{"c":null,"d":"x y"}]}"#);
+        assert_eq!(unhex("0aff"), Some(vec![10, 255]));
+        assert_eq!(unhex("0g"), None);
+    }
+
+    #[test]
+    fn theorems_are_found_by_exact_full_name() {
+        let text = "namespace N\n/-- d -/\ntheorem t (n : Nat) :\n  n = n := rfl\nend N\n";
+        let found = find(text, "N.t", true).unwrap();
+        assert_eq!(found.header, "theorem t (n : Nat) : n = n");
+        assert_eq!(found.kind, "theorem");
+        assert!(find(text, "t", true).is_none());
+        assert_eq!(find(text, "t", false).unwrap().name, "N.t");
+    }
+}

@@ -1,0 +1,226 @@
+//! `lean_certify`: whether the theorems of a lock are, in the file as Lean checked it now, the
+//! locked statements, proved with no `sorry`, no axiom outside the allowlist and no trick.
+//!
+//! Contract:
+//! 1. The lock is checked first (`certify::lock::verify`: forged → `lockForged`; a lock that is
+//!    not `{theorems: [{name, kind, header, type}], …}` → `invalidParams`, reason
+//!    `lockMalformed`). Then the file is read, synced and taken past its strict barrier: a
+//!    receipt other than `complete` is the one failure `stale_snapshot` (certified false),
+//!    nothing else is judged. Nothing is read from `.olean`s: only the document and one twin
+//!    of it.
+//! 2. File-level failures: `forbidden_declaration` and `forbidden_option` (`certify::checks`),
+//!    and `file_errors` for each error Lean reported on the document (at most
+//!    [`MAX_ERRORS`]).
+//! 3. Per theorem, in the lock's order: `theorem_missing` when no declaration has its exact
+//!    full name, or Lean does not know it in the twin; else `statement_changed` when its
+//!    normalized header or its elaborated type differs from the lock's, and the failures of its
+//!    axioms (`#print axioms` in the same twin: `uses_sorry`, `native_decide`,
+//!    `axiom_not_allowed`). `certified` is true only when there is no failure at all.
+//! 4. With `bundle: true` and a certified file, the comparator bundle is written
+//!    (`certify::bundle`) and `bundle_dir` returned. The result carries the document's
+//!    receipt.
+
+use serde_json::{Value, json};
+
+use super::schema::{LeanTool, path};
+use crate::lean::certify::ask::{Answer, ask, axioms, checked_type};
+use crate::lean::certify::bundle;
+use crate::lean::certify::checks::{axiom_failures, failure, forbidden};
+use crate::lean::certify::lock::{find, missing, verify};
+use crate::lean::error::HostError;
+use crate::lean::session::receipt::{self, ReceiptState};
+use crate::lean::state::HostState;
+use crate::lean::text::Position;
+use crate::lean::tools::call::LeanCall;
+use crate::mcp::{ToolAnnotations, ToolSpec};
+
+/// The tool's name.
+pub const CERTIFY: &str = "lean_certify";
+
+/// The most `file_errors` failures one result lists.
+pub const MAX_ERRORS: usize = 20;
+
+/// The catalog entry.
+pub fn spec() -> ToolSpec {
+    let properties = [
+        ("path", path()),
+        (
+            "lock",
+            json!({"type": "object", "description": "The lock lean_lock returned, unchanged."}),
+        ),
+        (
+            "bundle",
+            json!({"type": "boolean", "default": false,
+                   "description": "Write the comparator bundle (Challenge.lean, Solution.lean, \
+                                   config.json, README.txt) under <root>/.beam/certify/ when \
+                                   certified."}),
+        ),
+    ];
+    LeanTool::concurrent(
+        CERTIFY,
+        "Certify that the theorems of a lock (from lean_lock) are still the locked statements \
+         and are proved, in the file as Lean checks it now (never from .olean files): \
+         {certified, theorems: [{name, axioms, failures}], failures (file-level), bundle_dir?}. \
+         Each failure is {reason, message, range}, reason one of statement_changed, \
+         theorem_missing, uses_sorry, axiom_not_allowed (allowed: propext, Classical.choice, \
+         Quot.sound), native_decide, forbidden_declaration (axiom, implemented_by, extern, \
+         unsafe), forbidden_option (debug.skipKernelTC, debug.byAsSorry), file_errors, \
+         stale_snapshot. certified is true only with no failure at all.",
+        &properties,
+        &["path", "lock"],
+        ToolAnnotations {
+            read_only_hint: Some(false),
+            destructive_hint: Some(false),
+            idempotent_hint: Some(true),
+            ..ToolAnnotations::default()
+        },
+    )
+}
+
+/// A locked theorem.
+struct Locked {
+    name: String,
+    header: String,
+    ty: String,
+}
+
+fn locked(lock: &Value) -> Result<Vec<Locked>, HostError> {
+    let malformed = || {
+        HostError::invalid_params("the lock is not one lean_lock returned: pass it unchanged")
+            .with_data(json!({"reason": "lockMalformed"}))
+            .with_path("/lock")
+    };
+    let theorems = lock["theorems"].as_array().ok_or_else(malformed)?;
+    theorems
+        .iter()
+        .map(|t| {
+            let field = |name: &str| t[name].as_str().map(str::to_owned).ok_or_else(malformed);
+            Ok(Locked {
+                name: field("name")?,
+                header: field("header")?,
+                ty: field("type")?,
+            })
+        })
+        .collect()
+}
+
+/// Runs the tool (see the contract).
+pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, HostError> {
+    let lock = call.args.object("lock")?;
+    verify(lock)?;
+    let theorems = locked(lock)?;
+    let want_bundle = call.args.flag("bundle", false)?;
+    let runtime = call.runtime(&state.registry).await?;
+    let file = call.file()?;
+    let path = call.path_argument();
+    let (pin, base) = call.finished(&runtime).await?;
+    let caller = call.caller();
+    let receipt = receipt::now(runtime.documents(), &base, None);
+    if receipt.state != ReceiptState::Complete {
+        let message = format!(
+            "Lean has not finished {path} ({}): nothing is certified on an unchecked text",
+            receipt.state.name()
+        );
+        return Ok(json!({
+            "certified": false,
+            "theorems": [],
+            "failures": [failure("stale_snapshot", message, None)],
+            "receipt": receipt.to_json(),
+        }));
+    }
+    let text = &base.text;
+    let mut failures = forbidden(text);
+    let errors = base.diagnostics.iter().filter(|d| d.severity == Some(1));
+    for error in errors.take(MAX_ERRORS) {
+        let range = error.raw.get("range").and_then(range_of);
+        failures.push(failure("file_errors", error.message.clone(), range));
+    }
+    let commands: Vec<String> = theorems
+        .iter()
+        .flat_map(|t| {
+            [
+                format!("#check @{}", t.name),
+                format!("#print axioms {}", t.name),
+            ]
+        })
+        .collect();
+    let answers = ask(&runtime, &pin, &file, text, &commands, &caller).await?;
+    let mut shown = Vec::new();
+    let mut bodies = Vec::new();
+    for (t, answers) in theorems.iter().zip(answers.chunks(2)) {
+        let (result, body) = judge(text, t, answers, path);
+        bodies.extend(body);
+        shown.push(result);
+    }
+    let certified = failures.is_empty()
+        && shown
+            .iter()
+            .all(|t| t["failures"].as_array().is_some_and(Vec::is_empty));
+    let mut result = json!({
+        "certified": certified,
+        "theorems": shown,
+        "failures": failures,
+        "receipt": receipt.to_json(),
+    });
+    if want_bundle && certified {
+        let names: Vec<String> = theorems.iter().map(|t| t.name.clone()).collect();
+        let root = runtime.root().path();
+        let dir = bundle::write(root, &base.text_sha256(), text, &names, &bodies)?;
+        result["bundle_dir"] = json!(dir.display().to_string());
+    }
+    Ok(result)
+}
+
+/// One theorem's result, and its body's range when it is found (see the contract).
+fn judge(
+    text: &str,
+    t: &Locked,
+    answers: &[Answer],
+    path: &str,
+) -> (Value, Option<(Position, Position)>) {
+    let shown = |axioms: Value, failures: Vec<Value>| json!({"name": t.name, "axioms": axioms, "failures": failures});
+    let said = |k: usize| match answers.get(k) {
+        Some(Answer::Said(said)) => Some(said.as_str()),
+        _ => None,
+    };
+    let (found, ty, axioms) = match (
+        find(text, &t.name, true),
+        said(0).and_then(checked_type),
+        said(1).and_then(axioms),
+    ) {
+        (Some(found), Some(ty), Some(axioms)) => (found, ty, axioms),
+        _ => {
+            let message = missing(&t.name, path).message;
+            let gone = failure("theorem_missing", message, None);
+            return (shown(Value::Null, vec![gone]), None);
+        }
+    };
+    let at = (
+        found.command.start,
+        found.command.body.unwrap_or(found.command.code_end),
+    );
+    let mut failures = Vec::new();
+    if found.header != t.header {
+        let message = format!(
+            "{}'s statement changed: locked `{}`, now `{}`",
+            t.name, t.header, found.header
+        );
+        failures.push(failure("statement_changed", message, Some(at)));
+    } else if ty != t.ty {
+        let message = format!(
+            "{}'s elaborated type changed: locked `{}`, now `{ty}`",
+            t.name, t.ty
+        );
+        failures.push(failure("statement_changed", message, Some(at)));
+    }
+    failures.extend(axiom_failures(&t.name, &axioms, at));
+    (shown(json!(axioms), failures), Some(found.body))
+}
+
+/// An LSP range.
+fn range_of(range: &Value) -> Option<(Position, Position)> {
+    Some((
+        Position::from_json(range.get("start")?)?,
+        Position::from_json(range.get("end")?)?,
+    ))
+}
