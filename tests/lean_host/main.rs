@@ -9,6 +9,7 @@ mod artifact_cache;
 mod budget;
 mod capabilities;
 mod catalog;
+mod certify;
 mod crash_codes;
 mod crash_race;
 mod documents;

@@ -6,7 +6,10 @@
 //!    command a line. It runs as `lean_try_edit`'s candidates do (`speculation::run::in_twin`:
 //!    the strict barrier for that exact text; `twinSetupFailed` for a header Lean could not
 //!    process), and nothing else is asked of Lean.
-//! 2. An appended command's answer is what Lean published on its line: an error (the name is
+//! 2. A theorem's type is asked as `set_option pp.all true in #check @Name`: Lean's default
+//!    printing hides instances, coercions and universe levels, so a changed `local instance`
+//!    or notation before the theorem would print the same type; with `pp.all` it does not.
+//! 3. An appended command's answer is what Lean published on its line: an error (the name is
 //!    unknown there), else its information's text. `#check @Name`'s type is the text after the
 //!    first ` : ` (Lean prints `Name : type`, or `@Name : type`); `#print axioms Name`'s axioms
 //!    are the names between the brackets of `'Name' depends on axioms: [a, b]` (none for
@@ -81,6 +84,11 @@ fn answer(ran: &Document, line: u32) -> Answer {
         Some(info) => Answer::Said(info.message.clone()),
         None => Answer::Silent,
     }
+}
+
+/// The command that asks Lean for `name`'s elaborated type (see the contract).
+pub fn check_command(name: &str) -> String {
+    format!("set_option pp.all true in #check @{name}")
 }
 
 /// The type in `#check @Name`'s answer (see the contract).

@@ -15,17 +15,20 @@ use super::checks::PERMITTED;
 use crate::lean::error::HostError;
 use crate::lean::text::{Position, offset_of};
 
-const README: &str = "Statement-locked certification bundle for leanprover/comparator.\n\
-\n\
-Challenge.lean holds the locked theorems with their proofs replaced by `sorry`;\n\
-Solution.lean the file as certified; config.json the comparator's configuration.\n\
-\n\
-To replay it in the kernel:\n\
-1. Copy Challenge.lean and Solution.lean into a Lake project with the same dependencies, and\n\
-   add `[[lean_lib]] name = \"Challenge\"` and `[[lean_lib]] name = \"Solution\"` to its lakefile.\n\
-2. Build both: `lake build Challenge Solution`.\n\
-3. Run `lake env <path to comparator> config.json` (lean4export on PATH; the comparator's README\n\
-   recommends running it in a sandbox such as landrun or systemd-run).\n";
+const README: &str = concat!(
+    "Statement-locked certification bundle for leanprover/comparator.\n",
+    "\n",
+    "Challenge.lean holds the locked theorems with their proofs replaced by `sorry`;\n",
+    "Solution.lean the file as certified; config.json the comparator's configuration.\n",
+    "\n",
+    "To replay it in the kernel:\n",
+    "1. Copy Challenge.lean and Solution.lean into a Lake project with the same dependencies,\n",
+    "   and add `[[lean_lib]] name = \"Challenge\"` and `[[lean_lib]] name = \"Solution\"`\n",
+    "   to its lakefile.\n",
+    "2. Build both: `lake build Challenge Solution`.\n",
+    "3. Run `lake env <path to comparator> config.json`, with lean4export on PATH (the\n",
+    "   comparator's README recommends a sandbox such as landrun or systemd-run).\n",
+);
 
 /// Writes the bundle of `text`, whose sha256 is `sha256`, for `theorems` whose bodies are
 /// `bodies`; its directory.

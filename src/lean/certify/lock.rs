@@ -122,8 +122,7 @@ pub fn verify(lock: &Value) -> Result<(), HostError> {
         HostError::invalid_params(format!(
             "the lock is refused: {why}; take a new one with lean_lock on this server"
         ))
-        .with_data(json!({"reason": "lockForged"}))
-        .with_path("/lock")
+        .with_data(json!({"reason": "lockForged", "path": "/lock"}))
     };
     let given = lock
         .get("mac")

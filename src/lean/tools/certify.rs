@@ -23,7 +23,7 @@
 use serde_json::{Value, json};
 
 use super::schema::{LeanTool, path};
-use crate::lean::certify::ask::{Answer, ask, axioms, checked_type};
+use crate::lean::certify::ask::{Answer, ask, axioms, check_command, checked_type};
 use crate::lean::certify::bundle;
 use crate::lean::certify::checks::{axiom_failures, failure, forbidden};
 use crate::lean::certify::lock::{find, missing, verify};
@@ -87,8 +87,7 @@ struct Locked {
 fn locked(lock: &Value) -> Result<Vec<Locked>, HostError> {
     let malformed = || {
         HostError::invalid_params("the lock is not one lean_lock returned: pass it unchanged")
-            .with_data(json!({"reason": "lockMalformed"}))
-            .with_path("/lock")
+            .with_data(json!({"reason": "lockMalformed", "path": "/lock"}))
     };
     let theorems = lock["theorems"].as_array().ok_or_else(malformed)?;
     theorems
@@ -137,12 +136,7 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     }
     let commands: Vec<String> = theorems
         .iter()
-        .flat_map(|t| {
-            [
-                format!("#check @{}", t.name),
-                format!("#print axioms {}", t.name),
-            ]
-        })
+        .flat_map(|t| [check_command(&t.name), format!("#print axioms {}", t.name)])
         .collect();
     let answers = ask(&runtime, &pin, &file, text, &commands, &caller).await?;
     let mut shown = Vec::new();

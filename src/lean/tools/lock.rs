@@ -16,7 +16,7 @@
 use serde_json::{Value, json};
 
 use super::schema::{LeanTool, path, read_only};
-use crate::lean::certify::ask::{Answer, ask, checked_type};
+use crate::lean::certify::ask::{Answer, ask, check_command, checked_type};
 use crate::lean::certify::lock::{find, missing, seal};
 use crate::lean::error::HostError;
 use crate::lean::session::receipt::{self, ReceiptState};
@@ -96,10 +96,7 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
         .iter()
         .map(|name| find(text, name, false).ok_or_else(|| missing(name, path)))
         .collect::<Result<Vec<_>, _>>()?;
-    let checks: Vec<String> = found
-        .iter()
-        .map(|f| format!("#check @{}", f.name))
-        .collect();
+    let checks: Vec<String> = found.iter().map(|f| check_command(&f.name)).collect();
     let answers = ask(&runtime, &pin, &file, text, &checks, &caller).await?;
     let mut theorems = Vec::new();
     for (found, answer) in found.iter().zip(answers) {

@@ -12,7 +12,7 @@
 //!    `Classical.choice`, `propext`, `Quot.sound` for an identifier under `Classical.` or
 //!    `by_contra`; itself for an `axiom`; and the words of a `-- fake: axioms a b` directive on
 //!    one of its lines.
-//! 3. `#check @X` gives the information `X : T` on the command's keyword: T is the type of a
+//! 3. `#check @X` (alone or after `set_option pp.all true in`) gives the information `X : T` on the command's keyword: T is the type of a
 //!    `-- fake: type "T"` directive on one of the declaration's lines, else its binders as a
 //!    `∀ binders, type` (just the type without binders), whitespace-normalised.
 
@@ -25,10 +25,21 @@ use crate::decl::Decl;
 use crate::lexer;
 use crate::outline::{Command, qualify};
 
+/// The prefix a certifier puts before `#check @X` to see instances and coercions.
+const PP_ALL: &str = "set_option pp.all true in";
+
 /// The messages of command `c`, if it is `#print axioms X` or `#check @X` (see the contract).
 pub fn messages(a: &Analysis, c: &Command, out: &mut Vec<(usize, Value)>) {
     let code = a.code();
     let text = code[c.start..c.end].trim_end();
+    // What the fake prints is the same with pp.all (it prints no instances either way).
+    let (start, text) = match text.strip_prefix(PP_ALL) {
+        Some(rest) => (
+            c.start + text.len() - rest.trim_start().len(),
+            rest.trim_start(),
+        ),
+        None => (c.start, text),
+    };
     let (keyword, rest) = if let Some(rest) = text.strip_prefix("#print axioms") {
         ("#print", rest)
     } else if let Some(rest) = text.strip_prefix("#check @") {
@@ -40,7 +51,7 @@ pub fn messages(a: &Analysis, c: &Command, out: &mut Vec<(usize, Value)>) {
     if name.is_empty() || name.contains(char::is_whitespace) {
         return;
     }
-    let kw = (c.start, c.start + keyword.len());
+    let kw = (start, start + keyword.len());
     let Some(index) = find(a, c, name) else {
         out.push((
             c.start,
@@ -197,7 +208,7 @@ mod tests {
                     theorem t (n : Nat) : n = n := by\n  have := helper\n  exact (cheat.elim)\n\
                     end N\n\
                     theorem c : True := by\n  by_contra h\n  native_decide\n\
-                    #print axioms N.t\n#print axioms c\n#print axioms nope\n#check @N.t\n";
+                    #print axioms N.t\n#print axioms c\n#print axioms nope\nset_option pp.all true in #check @N.t\n";
         assert_eq!(
             infos(text),
             [
