@@ -55,6 +55,8 @@
 //! | bounded tails of output | `tail.rs` |
 //! | reading Lean text: comments and strings, `sorry`s and holes, command starts, tactic boundaries, a declaration's statement and body | `syntax/` |
 //! | `lean_try_edit`'s arguments, `base_sha256` before and after, the candidates resolved | `tools/try_edit.rs` |
+//! | a lock: fingerprints (header, `pp.all` type), canonical JSON, MAC; what is asked in the twin; forbidden tokens and options; each certification reason; the comparator bundle | `certify/` |
+//! | `lean_lock` and `lean_certify`: arguments, the snapshot they judge, the result | `tools/lock.rs`, `tools/certify.rs` |
 //!
 //! With tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr
 //! to a trace stream of its own.
