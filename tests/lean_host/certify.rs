@@ -279,3 +279,27 @@ fn the_bundle_is_what_the_comparator_reads() {
     );
     crate::harness::snapshot("certify_bundle", shown);
 }
+
+#[test]
+fn a_file_lean_has_not_finished_is_a_stale_snapshot() {
+    if fake_only("stale imports told by the fake's watched-file rules") {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let uses = "Fixture/Uses.lean";
+    let theorems = json!({"theorems": ["quadruple_eq"]});
+    let lock = lean.ok("lean_lock", args(&project, uses, theorems))["lock"].clone();
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    let basic = project.read("Fixture/Basic.lean");
+    project.write(
+        "Fixture/Basic.lean",
+        &format!("{basic}\ndef extra : Nat := 0\n"),
+    );
+    // The saved change tells Lean that Uses' imports are out of date.
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    let result = lean.ok("lean_certify", args(&project, uses, json!({"lock": lock})));
+    assert_eq!(result["certified"], false, "{result}");
+    assert_eq!(reasons(&result), ["stale_snapshot"], "{result}");
+    assert_eq!(result["receipt"]["state"], "stale_imports", "{result}");
+}

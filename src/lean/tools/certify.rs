@@ -5,8 +5,10 @@
 //! 1. The lock is checked first (`certify::lock::verify`: forged → `lockForged`; a lock that is
 //!    not `{theorems: [{name, kind, header, type}], …}` → `invalidParams`, reason
 //!    `lockMalformed`). Then the file is read, synced and taken past its strict barrier: a
-//!    receipt other than `complete` is the one failure `stale_snapshot` (certified false),
-//!    nothing else is judged. Nothing is read from `.olean`s: only the document and one twin
+//!    receipt other than `complete` (stale imports, a version superseded while it was checked:
+//!    also when the sync itself answers so) is the one failure `stale_snapshot` (certified
+//!    false), nothing else is judged; other typed errors (a crash, a set-up failure, Lean's
+//!    timeout) are the call's error. Nothing is read from `.olean`s: only the document and one twin
 //!    of it.
 //! 2. File-level failures: `forbidden_declaration` and `forbidden_option` (`certify::checks`),
 //!    and `file_errors` for each error Lean reported on the document (at most
@@ -112,20 +114,21 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     let runtime = call.runtime(&state.registry).await?;
     let file = call.file()?;
     let path = call.path_argument();
-    let (pin, base) = call.finished(&runtime).await?;
+    let (pin, base) = match call.finished(&runtime).await {
+        Ok(finished) => finished,
+        Err(error) => match receipt::state_for_error(&error) {
+            Some(state @ (ReceiptState::StaleImports(_) | ReceiptState::Superseded)) => {
+                let error = call.with_receipt(error);
+                let shown = error.data.as_ref().and_then(|d| d.get("receipt")).cloned();
+                return Ok(stale(path, state.name(), shown.unwrap_or(Value::Null)));
+            }
+            _ => return Err(error),
+        },
+    };
     let caller = call.caller();
     let receipt = receipt::now(runtime.documents(), &base, None);
     if receipt.state != ReceiptState::Complete {
-        let message = format!(
-            "Lean has not finished {path} ({}): nothing is certified on an unchecked text",
-            receipt.state.name()
-        );
-        return Ok(json!({
-            "certified": false,
-            "theorems": [],
-            "failures": [failure("stale_snapshot", message, None)],
-            "receipt": receipt.to_json(),
-        }));
+        return Ok(stale(path, receipt.state.name(), receipt.to_json()));
     }
     let text = &base.text;
     let mut failures = forbidden(text);
@@ -163,6 +166,19 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
         result["bundle_dir"] = json!(dir.display().to_string());
     }
     Ok(result)
+}
+
+/// The result on a text Lean has not finished (see the contract).
+fn stale(path: &str, state: &str, receipt: Value) -> Value {
+    let message = format!(
+        "Lean has not finished {path} ({state}): nothing is certified on an unchecked text"
+    );
+    json!({
+        "certified": false,
+        "theorems": [],
+        "failures": [failure("stale_snapshot", message, None)],
+        "receipt": receipt,
+    })
 }
 
 /// One theorem's result, and its body's range when it is found (see the contract).

@@ -4,7 +4,8 @@
 //! Contract:
 //! 1. The file is read and synced, past its strict barrier; a text Lean did not finish
 //!    (`receipt` state other than `complete`) is refused (`invalidParams`, reason
-//!    `snapshotIncomplete`, with the receipt): a lock is taken from a checked text only.
+//!    `snapshotIncomplete`, with the receipt; or the sync's own typed error, as stale imports
+//!    give): a lock is taken from a checked text only.
 //! 2. Each name is found as `certify::lock::find` does (as written or with its namespaces);
 //!    one that no declaration answers to is refused (`invalidParams`, reason `theoremMissing`,
 //!    naming it). Its type is asked in one twin (`certify::ask`: `#check @Name` per theorem);
