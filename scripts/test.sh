@@ -2,7 +2,8 @@
 # The one test command: formatting, lints, every Rust suite (unit, transcript, property, load,
 # bridge, rmcp client, the Lean host against the fake Lean), a smoke run of each fuzz target
 # (built by scripts/fuzz.sh with cargo-fuzz's flags, without installing cargo-fuzz), the install
-# lane, the real-Lean lane (skipped by name without a `lake` on PATH), then the external lanes: the
+# lane, the wheel lane (the PyPI package built with maturin), the real-Lean lane (skipped by name
+# without a `lake` on PATH), then the external lanes: the
 # official MCP conformance suites through the HTTP bridge, the official SDK clients and the MCP
 # Inspector over stdio. The lanes install what they need
 # (Node 24 and Python mcp from PyPI, npm packages from conformance/package-lock.json) under
@@ -36,6 +37,9 @@ FUZZ_PROFILE=smoke scripts/fuzz.sh 5
 
 echo "== install lane: cargo install --locked --path . into a temporary root, then its binary"
 scripts/test-install.sh
+
+echo "== wheel lane: the PyPI wheel (maturin, bin bindings) built, installed into a fresh venv, run"
+scripts/test-wheel.sh
 
 echo "== real-Lean lane (the Lean host scenarios and the self-check against a real lake, where one is on PATH)"
 scripts/test-real-lean.sh

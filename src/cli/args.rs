@@ -75,6 +75,16 @@ pub enum Command {
         /// json (any client that reads an `mcpServers` JSON file).
         #[arg(value_enum)]
         client: Client,
+        /// Merge the entry into the client's own configuration file instead of printing it:
+        /// atomically, keeping every other entry (and a TOML file's comments and layout), with
+        /// the old file kept as `<file>.bak`; running it again replaces the entry.
+        #[arg(long)]
+        write: bool,
+        /// Whose configuration: `user` (every project of yours; the binary by its absolute
+        /// path) or `project` (the file in the current directory, shared with whoever shares
+        /// the project; the command `lean-beam-mcp` as found on PATH).
+        #[arg(long, value_enum, default_value_t = Scope::User)]
+        scope: Scope,
         /// Server flags to write into the configuration, after `--` (for example
         /// `-- --trace-dir /tmp/lean-beam-traces`); they are checked now.
         #[arg(last = true, value_name = "SERVER_FLAGS")]
@@ -95,6 +105,15 @@ pub enum Client {
     Cursor,
     /// Any client that reads an `mcpServers` JSON file.
     Json,
+}
+
+/// Whose configuration `config` writes or prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scope {
+    /// Yours, for every project.
+    User,
+    /// The project's, in the current directory.
+    Project,
 }
 
 /// How the server runs.
