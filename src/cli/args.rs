@@ -15,7 +15,9 @@ use crate::lean::{
     DEFAULT_MAX_TWINS, DEFAULT_MAX_WORKSPACES, HostOptions,
 };
 use crate::mcp::transport::TapHandle;
-use crate::mcp::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RUNNING_CALLS, ServerOptions};
+use crate::mcp::{
+    DEFAULT_HEARTBEAT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RUNNING_CALLS, ServerOptions,
+};
 use crate::trace::{DEFAULT_TRACE_MAX_BYTES, TraceDir};
 
 /// What `--help` says after the flags: the environment and the exit statuses.
@@ -134,6 +136,15 @@ pub struct ServerArgs {
     )]
     pub status_delay_ms: u64,
 
+    /// Milliseconds a call with a progress token may go without a progress notification while
+    /// it waits (on Lean, or for its turn) before the server sends one saying it is still
+    /// working, so a client that resets its timeout on progress keeps waiting (the default
+    /// keeps every gap under the 10 s such a client should hear within).
+    #[arg(long, value_name = "MS", env = "LEAN_BEAM_HEARTBEAT_MS",
+          default_value_t = DEFAULT_HEARTBEAT.as_millis() as u64,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub heartbeat_ms: u64,
+
     /// Tool calls that run at once; later calls wait their turn in order.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RUNNING_CALLS as u64,
           value_parser = clap::value_parser!(u64).range(1..=4096))]
@@ -220,6 +231,7 @@ impl ServerArgs {
         ServerOptions {
             max_message_bytes: usize::try_from(self.max_message_bytes).unwrap_or(usize::MAX),
             status_delay: Duration::from_millis(self.status_delay_ms),
+            heartbeat: Duration::from_millis(self.heartbeat_ms),
             max_running_calls: usize::try_from(self.max_running_calls).unwrap_or(usize::MAX),
             shutdown_timeout: Duration::from_millis(self.shutdown_timeout_ms),
             tap,
