@@ -174,15 +174,16 @@ fn refusal(diagnostics: &[Diagnostic], sync: Value) -> HostError {
                     .unwrap_or(0)
             };
             let first = d.message.lines().next().unwrap_or_default();
-            // Lean's own convention: 1-based lines, 0-based columns.
-            format!("{}:{}: {first}", at("line") + 1, at("character"))
+            // The tools' numbers, so the agent can pass them on as they are.
+            format!("{}:{}: {first}", at("line"), at("character"))
         })
         .collect();
     if errors.len() > NAMED_IN_REFUSAL {
         named.push(format!("… and {} more", errors.len() - NAMED_IN_REFUSAL));
     }
     HostError::invalid_params(format!(
-        "cannot save artifacts for a document with errors; diagnostics: {}",
+        "cannot save artifacts for a document with errors; diagnostics: {} (at 0-based \
+         line:character)",
         named.join(" | ")
     ))
     .with_data(json!({ "sync": sync }))
