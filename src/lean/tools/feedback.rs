@@ -7,14 +7,17 @@
 //!    Lean: it reads only what the host already holds. It is not a Lean operation, so the
 //!    statistics do not count it.
 //! 2. Non-confidential, `collected` is `{identity, stats, openFiles, runtime}`: the server's
-//!    identity (as `beam_version`), this workspace's `beam_stats` entry, its open documents and
+//!    identity (as `beam_version`, but with `mcp_protocol` the revision this request was made
+//!    in, and `mcp_client: {name, version}` when the client named itself), this workspace's
+//!    `beam_stats` entry, its open documents and
 //!    its runtime (`{cached, lake, toolchain}`, and for a cached runtime `{epoch, alive,
 //!    configChanges, lspMessagesSent, stderrTail}`), `null` for what does not exist; with
 //!    tracing on, also `traces: {dir, files}`: the MCP trace and this workspace's LSP traces
 //!    (every start of its Lean server), current and rotated, for the user to attach. Another
 //!    workspace's state is never included. Without a cached runtime a collection warning says
 //!    what could not be collected.
-//! 3. Confidential, `collected` is `{identity: {name, version, mcp_protocol, runtime_active}}`:
+//! 3. Confidential, `collected` is `{identity: {name, version, mcp_protocol, runtime_active}}`
+//!    (`mcp_protocol` as above):
 //!    nothing is read from the project; the request, response, evidence and client request id
 //!    are left out (a warning names which were given, and one says that trace files, which hold
 //!    the workspace's text, are not named); `active_root` is null; the workspace is not echoed;
@@ -47,7 +50,7 @@ use crate::lean::state::HostState;
 use crate::lean::text::uri_path;
 use crate::lean::workspace::root::WorkspaceRoot;
 use crate::lean::workspace::runtime::Runtime;
-use crate::mcp::{CallContext, Execution, StatusNotice, ToolAnnotations, ToolSpec};
+use crate::mcp::{CallContext, ClientInfo, Execution, StatusNotice, ToolAnnotations, ToolSpec};
 
 /// The tool name.
 pub const NAME: &str = "beam_feedback_report";
@@ -212,7 +215,11 @@ fn confidential(arguments: &Value) -> bool {
 }
 
 /// Makes the report (see the contract).
-pub async fn report(state: &HostState, arguments: &Value) -> Result<Value, HostError> {
+pub async fn report(
+    state: &HostState,
+    arguments: &Value,
+    client: &ClientInfo,
+) -> Result<Value, HostError> {
     let descriptor = arguments.get("workspace").unwrap_or(&Value::Null);
     let root = WorkspaceRoot::resolve(descriptor)?;
     // Built from the raw flags, so even a refusal of the report is redacted as it would be.
@@ -231,9 +238,9 @@ pub async fn report(state: &HostState, arguments: &Value) -> Result<Value, HostE
                     .into(),
             );
         }
-        (restricted_identity(state), warnings)
+        (restricted_identity(state, client), warnings)
     } else {
-        collect(state, &root, &report)
+        collect(state, &root, &report, client)
     };
     let echo = (!report.confidential).then(|| root.descriptor());
     let root = root.path().to_path_buf();
@@ -259,13 +266,24 @@ fn redacted(redactor: &Redactor, mut error: HostError) -> HostError {
     error
 }
 
-fn restricted_identity(state: &HostState) -> Value {
-    let full = state.identity();
+fn restricted_identity(state: &HostState, client: &ClientInfo) -> Value {
+    let full = session_identity(state, client);
     let mut identity = serde_json::Map::new();
     for key in ["name", "version", "mcp_protocol", "runtime_active"] {
         identity.insert(key.into(), full[key].clone());
     }
     json!({ "identity": identity })
+}
+
+/// The server's identity as this session sees it: the revision the request was made in (not
+/// the server's preferred one) and, when the client named itself, the client.
+fn session_identity(state: &HostState, client: &ClientInfo) -> Value {
+    let mut identity = state.identity();
+    identity["mcp_protocol"] = json!(client.family.revision());
+    if let Some(name) = &client.name {
+        identity["mcp_client"] = json!({"name": name.name, "version": name.version});
+    }
+    identity
 }
 
 /// The warning of a confidential report that was given what it leaves out.
@@ -290,9 +308,14 @@ fn left_out(report: &Report) -> Vec<String> {
 }
 
 /// The context of a non-confidential report, from what the host holds now.
-fn collect(state: &HostState, root: &WorkspaceRoot, report: &Report) -> (Value, Vec<String>) {
+fn collect(
+    state: &HostState,
+    root: &WorkspaceRoot,
+    report: &Report,
+    client: &ClientInfo,
+) -> (Value, Vec<String>) {
     let mut warnings = Vec::new();
-    let identity = state.identity();
+    let identity = session_identity(state, client);
     let stats = state.stats_report()["workspaces"]
         .get(root.key())
         .cloned()

@@ -78,7 +78,7 @@ pub async fn dispatch(
         admin::STATS => Ok(state.stats_report()),
         admin::DROP => admin::drop_workspace(state, &arguments).await,
         // Not a Lean operation: it starts nothing and is not counted in the statistics.
-        feedback::NAME => feedback::report(state, &arguments).await,
+        feedback::NAME => feedback::report(state, &arguments, ctx.client()).await,
         _ => {
             let mut call = LeanCall::new(ctx, &arguments)?;
             let recorded = Recorded::new(state, &call.root, tool);
