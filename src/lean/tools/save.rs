@@ -222,13 +222,15 @@ mod tests {
         assert_eq!(refused.code, code::INVALID_PARAMS);
         assert!(
             refused.message.starts_with(
-                "cannot save artifacts for a document with errors; diagnostics: 1:4: bad | 2:4: bad"
+                "cannot save artifacts for a document with errors; diagnostics: 0:4: bad | 1:4: bad"
             ),
             "{}",
             refused.message
         );
         assert!(
-            refused.message.ends_with("| … and 2 more"),
+            refused
+                .message
+                .ends_with("| … and 2 more (at 0-based line:character)"),
             "{}",
             refused.message
         );
