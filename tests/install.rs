@@ -13,6 +13,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+/// What `config` adds for clients that do not show the model log notifications.
+const DIAGNOSTICS_IN_RESULTS: [&str; 3] = ["--diagnostics-in-result", "--diagnostic-scope", "all"];
+
 /// The binary under test.
 fn binary() -> PathBuf {
     let path = std::env::var_os("LEAN_BEAM_INSTALLED_BIN")
@@ -107,7 +110,13 @@ fn every_client_gets_a_snippet_it_can_parse_naming_this_binary() {
             binary.as_str(),
             "config {client}:\n{snippet}"
         );
-        assert_eq!(entry["args"], serde_json::json!([]), "config {client}");
+        // The clients that do not show the model log notifications get diagnostics in results.
+        let args = if matches!(client, "claude" | "codex" | "cursor") {
+            serde_json::json!(DIAGNOSTICS_IN_RESULTS)
+        } else {
+            serde_json::json!([])
+        };
+        assert_eq!(entry["args"], args, "config {client}");
         if matches!(client, "claude" | "vscode") {
             assert_eq!(entry["type"], "stdio", "config {client}");
         }
@@ -145,7 +154,10 @@ fn codex_runs_the_tools_in_parallel_and_waits_as_long_as_the_server() {
             "--lean-timeout-ms",
             "90000",
             "--trace-dir",
-            "/tmp/lean beam traces"
+            "/tmp/lean beam traces",
+            "--diagnostics-in-result",
+            "--diagnostic-scope",
+            "all"
         ])
     );
     let guide = String::from_utf8_lossy(&output.stderr);
@@ -231,10 +243,9 @@ fn writing_twice_leaves_one_entry_keeps_the_rest_and_backs_the_old_file_up() {
     assert_eq!(text.matches("[mcp_servers.lean-beam]").count(), 1, "{text}");
     assert!(text.starts_with(old), "{text}");
     let entry = server_entry("codex", &text);
-    assert_eq!(
-        entry["args"],
-        serde_json::json!(["--lean-timeout-ms", "60000"])
-    );
+    let mut args = vec!["--lean-timeout-ms", "60000"];
+    args.extend(DIAGNOSTICS_IN_RESULTS);
+    assert_eq!(entry["args"], serde_json::json!(args));
     assert_eq!(entry["tool_timeout_sec"], 60);
     let backup = std::fs::read_to_string(codex.with_extension("toml.bak")).unwrap();
     assert_eq!(

@@ -218,6 +218,25 @@ pub struct ServerArgs {
           default_value_t = DEFAULT_TRACE_MAX_BYTES,
           value_parser = clap::value_parser!(u64).range(32 * 1024..))]
     pub trace_max_bytes: u64,
+
+    /// Make `diagnostics_in_result` default to true: lean_sync and lean_refresh return the
+    /// diagnostics themselves, for clients that do not show the model log notifications
+    /// (`config` sets it for Claude Code, Codex and Cursor).
+    #[arg(long)]
+    pub diagnostics_in_result: bool,
+
+    /// The default `diagnostic_scope`: `errors`, or `all` to include warnings and information.
+    #[arg(long, value_enum, value_name = "SCOPE", default_value_t = DiagnosticScope::Errors)]
+    pub diagnostic_scope: DiagnosticScope,
+}
+
+/// Which diagnostics results and live logs include by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiagnosticScope {
+    /// Errors only.
+    Errors,
+    /// Every severity.
+    All,
 }
 
 impl ServerArgs {
@@ -258,6 +277,11 @@ impl ServerArgs {
             idle_timeout: (self.idle_timeout_ms > 0)
                 .then(|| Duration::from_millis(self.idle_timeout_ms)),
             trace,
+            diagnostics_in_result: self.diagnostics_in_result,
+            diagnostic_scope: match self.diagnostic_scope {
+                DiagnosticScope::Errors => "errors",
+                DiagnosticScope::All => "all",
+            },
             ..HostOptions::default()
         }
     }

@@ -83,6 +83,8 @@ fn configure(client: Client, scope: Scope, write: bool, mut flags: Vec<String>) 
         }
         flags.extend(from_env);
     }
+    let needed = config::client_flags(client, &flags);
+    flags.extend(needed);
     let lean_timeout_ms = match config::check_flags(&flags) {
         Ok(ms) => ms,
         Err(e) => {

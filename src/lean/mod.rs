@@ -101,6 +101,8 @@ pub fn server_identity() -> ServerIdentity {
 #[derive(Debug, Clone)]
 pub struct LeanHost {
     state: Arc<HostState>,
+    /// The tools served, as listed (with the argument defaults in force).
+    catalog: Arc<Vec<ToolSpec>>,
 }
 
 impl LeanHost {
@@ -108,11 +110,16 @@ impl LeanHost {
     /// runtimes that sit unused for the idle timeout.
     pub fn new(options: HostOptions) -> Self {
         let idle = options.idle_timeout;
+        let mut catalog = tools::catalog();
+        tools::defaults::advertise(&mut catalog, &options);
         let state = Arc::new(HostState::new(options));
         if let (Some(idle), Ok(tokio)) = (idle, tokio::runtime::Handle::try_current()) {
             tokio.spawn(shut_down_idle(Arc::downgrade(&state), idle));
         }
-        LeanHost { state }
+        LeanHost {
+            state,
+            catalog: Arc::new(catalog),
+        }
     }
 }
 
@@ -133,7 +140,7 @@ async fn shut_down_idle(state: std::sync::Weak<HostState>, idle: std::time::Dura
 
 impl ToolHost for LeanHost {
     fn tools(&self) -> Vec<ToolSpec> {
-        tools::catalog()
+        self.catalog.to_vec()
     }
 
     fn admitted(&self, tool: &str, arguments: &Value, ctx: &CallContext) {
@@ -164,7 +171,10 @@ impl ToolHost for LeanHost {
         });
     }
 
-    async fn call(&self, tool: &str, arguments: Value, ctx: CallContext) -> ToolResult {
+    async fn call(&self, tool: &str, mut arguments: Value, ctx: CallContext) -> ToolResult {
+        if let Some(spec) = self.catalog.iter().find(|spec| spec.name == tool) {
+            tools::defaults::fill(spec, &mut arguments, &self.state.options);
+        }
         tools::dispatch(&self.state, tool, arguments, &ctx)
             .await
             .map_err(Into::into)

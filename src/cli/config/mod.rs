@@ -9,7 +9,9 @@
 //!    file shared with whoever shares the project, names the command `lean-beam-mcp`, found on
 //!    each user's PATH.
 //! 2. Codex passes an MCP server only a fixed set of environment variables, so for Codex the
-//!    `LEAN_BEAM_*` settings of this shell are written as the flags they stand for.
+//!    `LEAN_BEAM_*` settings of this shell are written as the flags they stand for. Claude Code,
+//!    Codex and Cursor do not show the model log notifications, so their entries carry
+//!    `--diagnostics-in-result --diagnostic-scope all` (unless the user's flags set these).
 //! 3. Printed, only the configuration goes to stdout, so it can be redirected; the client's own
 //!    registration command where it has one (first), where the file is and what to do next go
 //!    to stderr. With `--write` the entry is merged into the file (`merge`, `file`).
@@ -129,6 +131,28 @@ impl Registration {
             args.join(", ")
         )
     }
+}
+
+/// The flags a client needs whatever the user gives: Claude Code, Codex and Cursor do not show
+/// the model log notifications, so their servers return diagnostics in results, every
+/// severity, unless `given` already says otherwise.
+pub fn client_flags(client: Client, given: &[String]) -> Vec<String> {
+    if !matches!(client, Client::Claude | Client::Codex | Client::Cursor) {
+        return Vec::new();
+    }
+    let gives = |flag: &str| {
+        given
+            .iter()
+            .any(|g| g == flag || g.starts_with(&format!("{flag}=")))
+    };
+    let mut flags = Vec::new();
+    if !gives("--diagnostics-in-result") {
+        flags.push("--diagnostics-in-result".to_owned());
+    }
+    if !gives("--diagnostic-scope") {
+        flags.extend(["--diagnostic-scope".to_owned(), "all".to_owned()]);
+    }
+    flags
 }
 
 /// The flags `LEAN_BEAM_*` variables of this environment (read by `env`) stand for, for the

@@ -42,8 +42,8 @@ pub const CLOSE: &str = "lean_close";
 fn scope() -> Value {
     let mut scope = string_enum(
         &["errors", "all"],
-        "Which diagnostics live logs and result items include: errors (the default) or all \
-         severities. Counts and readiness always cover everything.",
+        "Which diagnostics live logs and result items include: errors, or all severities. \
+         Counts and readiness always cover everything.",
     );
     scope["default"] = json!("errors");
     scope

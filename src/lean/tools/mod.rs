@@ -16,6 +16,7 @@ pub mod admin;
 pub mod args;
 pub mod call;
 pub mod code_actions;
+pub mod defaults;
 pub mod documents;
 pub mod feedback;
 pub mod goals;

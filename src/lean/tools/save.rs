@@ -44,8 +44,8 @@ const CHECKPOINT: &str = "This is a development checkpoint, not CI success: CI m
 fn scope() -> Value {
     let mut scope = string_enum(
         &["errors", "all"],
-        "Which diagnostics live logs include: errors (the default) or all severities. Counts \
-         and readiness always cover everything.",
+        "Which diagnostics live logs include: errors, or all severities. Counts and readiness \
+         always cover everything.",
     );
     scope["default"] = json!("errors");
     scope
