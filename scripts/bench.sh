@@ -11,6 +11,7 @@
 #                               server; fails only if a server gives a wrong answer (or the
 #                               unchanged lean_sync sends Lean more than its barrier request, or a
 #                               storm or budget check fails)
+#   scripts/bench.sh --only try-edit   lean_try_edit's benchmark alone (bench/results-try-edit.md)
 #
 # Further arguments go to the load generator (e.g. --rounds 5, --only rmcp); see
 # `target/release/lean-beam-bench --help` and bench/README.md.
@@ -24,6 +25,8 @@ smoke=false
 rounds=3
 only=()
 args=("$@")
+# The arguments the load generator gets: all but `--only try-edit`, which names no row of its.
+pass=()
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[i]}" in
     --smoke) smoke=true ;;
@@ -32,6 +35,11 @@ for ((i = 0; i < ${#args[@]}; i++)); do
     --only) only+=("${args[i + 1]:-}") ;;
     --only=*) only+=("${args[i]#--only=}") ;;
   esac
+  if [[ "${args[i]}" == "--only" && "${args[i + 1]:-}" == "try-edit" ]]; then
+    i=$((i + 1))
+  elif [[ "${args[i]}" != "--only=try-edit" ]]; then
+    pass+=("${args[i]}")
+  fi
 done
 
 lanes_ensure_node_modules
@@ -66,6 +74,26 @@ cp -R tests/fixtures/lean-project "$BENCH_LEAN_ROOT"
 cp -R tests/fixtures/lean-project "$BENCH_LEAN_ROOT2"
 ln -s "$BENCH_FAKE_LAKE" "$BENCH_FAKE_PATH/lake"
 
+# The receipt the lean_check_receipt row checks: Fixture/Basic.lean, the Lake configuration and
+# the toolchain of the copy, hashed as receipts name them (src/lean/session/fingerprint.rs).
+read -r BENCH_BASIC_SHA256 BENCH_CONFIG_SHA256 BENCH_TOOLCHAIN < <(python3 - "$BENCH_LEAN_ROOT" <<'PY'
+import hashlib, pathlib, sys
+root = pathlib.Path(sys.argv[1])
+config = hashlib.sha256()
+for name in ["lakefile.toml", "lakefile.lean", "lake-manifest.json", "lean-toolchain"]:
+    config.update(name.encode() + b"\0")
+    path = root / name
+    if path.exists():
+        contents = path.read_bytes()
+        config.update(b"\1" + len(contents).to_bytes(8, "little") + contents)
+    else:
+        config.update(b"\0")
+basic = hashlib.sha256((root / "Fixture/Basic.lean").read_bytes()).hexdigest()
+print(basic, config.hexdigest(), (root / "lean-toolchain").read_text().strip())
+PY
+)
+export BENCH_BASIC_SHA256 BENCH_CONFIG_SHA256 BENCH_TOOLCHAIN
+
 # The floor (the fake's own time per request), unless --only leaves out every Lean row.
 floor_rows="$(python3 -c 'import json, sys
 print(" ".join(r["name"] for r in json.load(open(sys.argv[1]))["servers"] if "floor" in r))' \
@@ -99,10 +127,36 @@ if ((${#only[@]} == 0)); then
   extra+=(--lean-scenarios "$out/lean-scenarios.json")
 fi
 
+# lean_try_edit's own benchmark (bench/src/bin/try_edit/), unless --only leaves it out; with
+# --only try-edit alone, nothing else runs.
+want_try_edit=true
+only_try_edit=false
+if ((${#only[@]} > 0)); then
+  want_try_edit=false
+  [[ " ${only[*]} " == *" try-edit "* ]] && want_try_edit=true
+  [[ "${only[*]}" == "try-edit" ]] && only_try_edit=true
+fi
+if $want_try_edit; then
+  try_edit_md="bench/results-try-edit.md"
+  try_edit_rounds=(--rounds "$rounds")
+  if $smoke; then
+    try_edit_md="$out/results-try-edit.md"
+    try_edit_rounds=(--rounds 1)
+  fi
+  lanes_log "lean_try_edit against lean_run_at and lean-lsp-mcp's lean_multi_attempt; report in $try_edit_md"
+  note=""
+  $smoke || note="Measured at commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)."
+  "$BENCH_BIN/bench-try-edit" --server "$BENCH_BIN/lean-beam-mcp" --lake "$BENCH_FAKE_LAKE" \
+    --lean-lsp-mcp "$LANES_LEAN_LSP_MCP" --fake-path "$BENCH_FAKE_PATH" \
+    --fixture tests/fixtures/lean-project --work "$out/try-edit" --md "$try_edit_md" \
+    --note "$note" "${try_edit_rounds[@]}" >/dev/null
+  $only_try_edit && exit 0
+fi
+
 if $smoke; then
   lanes_log "benchmark smoke run (correctness only); report in $out/results.md"
   exec "$BENCH_BIN/lean-beam-bench" --md "$out/results.md" --svg "$out/results.svg" \
-    --json "$out/results.json" --logs "$logs" "${extra[@]}" "$@"
+    --json "$out/results.json" --logs "$logs" "${extra[@]}" "${pass[@]}"
 fi
 
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
@@ -110,4 +164,4 @@ dirty="$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && 
 lanes_log "benchmark run; writing bench/results.md and bench/results.svg"
 exec "$BENCH_BIN/lean-beam-bench" --md bench/results.md --svg bench/results.svg \
   --json target/bench/results.json --logs "$logs" "${extra[@]}" \
-  --note "Measured at commit $commit$dirty; Node $("$LANES_NODE" --version), $("$LANES_PYTHON" --version); lean-lsp-mcp $LEAN_LSP_MCP_VERSION. Load average (1, 5, 15 min) before the run began, from other work on the machine: $load_before." "$@"
+  --note "Measured at commit $commit$dirty; Node $("$LANES_NODE" --version), $("$LANES_PYTHON" --version); lean-lsp-mcp $LEAN_LSP_MCP_VERSION. Load average (1, 5, 15 min) before the run began, from other work on the machine: $load_before." "${pass[@]}"

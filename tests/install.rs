@@ -92,6 +92,9 @@ fn version_and_help_answer() {
         "--self-check <FILE>",
         "--trace-dir <DIR>",
         "Exit status",
+        "Receipts:",
+        "stale_imports",
+        "lean_check_receipt",
     ] {
         assert!(help.contains(words), "--help lacks {words:?}:\n{help}");
     }

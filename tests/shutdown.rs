@@ -301,19 +301,22 @@ fn a_second_sigterm_ends_the_server_at_once() {
         request(1, "tools/call", call("gate", json!({"gate": "g"})))
     )
     .unwrap();
-    writeln!(
-        stdin,
-        "{}",
-        request(
-            2,
-            "tools/call",
-            call("fence", json!({"label": "f", "gate": "f"}))
-        )
-    )
-    .unwrap();
-    let mut line = String::new();
-    out.read_line(&mut line).unwrap();
-    assert!(line.contains(r#""gate":"g","state":"entered""#), "{line}");
+    // The fence carries a progress token so that its preparation, reported once the server has
+    // admitted it, tells the test it is a call of the server's before the first signal: a
+    // signal that came first would leave it unread, and the server would end at once, cleanly.
+    let mut fence = call("fence", json!({"label": "f", "gate": "f"}));
+    fence["_meta"] = json!({"progressToken": "fence"});
+    writeln!(stdin, "{}", request(2, "tools/call", fence)).unwrap();
+    let (mut entered, mut preparing) = (false, false);
+    while !(entered && preparing) {
+        let mut line = String::new();
+        assert!(
+            out.read_line(&mut line).unwrap() > 0,
+            "the server ended early"
+        );
+        entered |= line.contains(r#""gate":"g","state":"entered""#);
+        preparing |= line.contains("fence f: preparing");
+    }
     sigterm(&child);
     // The first signal was taken: the running gate was cancelled and cleaned up.
     wait_for_file(&gates.path().join("g.cancelled"));

@@ -291,19 +291,21 @@ fn group_section(md: &mut String, report: &Report, rows: &[&ServerRow], revision
             );
         }
         if let (Some(expected), Some(lsp)) = (&row.expect_lsp, &s.lsp) {
+            let sent: Vec<String> = expected
+                .iter()
+                .filter(|(_, n)| **n > 0)
+                .map(|(method, n)| format!("{n} `{method}`"))
+                .collect();
+            let sent = if sent.is_empty() {
+                "nothing at all".to_owned()
+            } else {
+                format!("exactly {} and nothing else", sent.join(" + "))
+            };
             let _ = writeln!(
                 md,
-                "\nChecked: each `{}` call of {} sent Lean exactly {} and nothing else ({} \
-                 messages over {} calls); any other count fails the run.",
-                row.tool,
-                row.name,
-                expected
-                    .iter()
-                    .map(|(method, n)| format!("{n} `{method}`"))
-                    .collect::<Vec<_>>()
-                    .join(" + "),
-                lsp.messages,
-                lsp.calls
+                "\nChecked: each `{}` call of {} sent Lean {sent} ({} messages over {} calls); \
+                 any other count fails the run.",
+                row.tool, row.name, lsp.messages, lsp.calls
             );
         }
     }

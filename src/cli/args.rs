@@ -33,6 +33,16 @@ server could not start.
 Exit status, --self-check: 0 when every phase passed, 1 when one failed or the check could not \
 run. Exit status, config: 0, or 2 for a bad command line.";
 
+/// What `--help` says after the flags: [`AFTER_HELP`], then what the receipts on Lean results
+/// mean, in the words `lean_check_receipt`'s description uses.
+fn after_help() -> String {
+    format!(
+        "{AFTER_HELP}\n\nReceipts: every Lean result about a document carries a receipt, and \
+         lean_check_receipt says, without Lean, whether it still describes the files. {}",
+        crate::lean::tools::receipts::STATES_EXPLAINED
+    )
+}
+
 /// A Model Context Protocol server for Lean 4 projects, on stdio.
 ///
 /// Speaks MCP 2026-07-28 (stateless: start with server/discover, send _meta on every request)
@@ -43,7 +53,7 @@ run. Exit status, config: 0, or 2 for a bad command line.";
 /// Set-up: `lean-beam-mcp config <client>` prints what registers this binary with an MCP client;
 /// `lean-beam-mcp --self-check <file.lean>` checks that Lean works through it on one file.
 #[derive(Debug, Parser)]
-#[command(name = "lean-beam-mcp", version, about, long_about, after_help = AFTER_HELP)]
+#[command(name = "lean-beam-mcp", version, about, long_about, after_help = after_help())]
 pub struct Cli {
     /// What to do instead of serving.
     #[command(subcommand)]
@@ -175,8 +185,10 @@ pub struct ServerArgs {
     pub lean_timeout_ms: u64,
 
     /// Hidden twin documents (each one a Lean worker, as heavy as the file's imports) a
-    /// workspace keeps open for speculative runs; the least recently used idle one is closed
-    /// to make room, and a run that finds every twin in use waits for one.
+    /// workspace keeps open for speculative runs and lean_try_edit candidates, all files
+    /// together (one file may have several, so its runs go side by side); the least recently
+    /// used idle one is closed to make room, and a run that finds every twin in use waits for
+    /// one.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_TWINS as u64,
           value_parser = clap::value_parser!(u64).range(1..=64))]
     pub max_twins: u64,

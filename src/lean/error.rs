@@ -12,7 +12,10 @@
 //! every failure of Lean itself (`serverExited`, `workerExited`, `workerCrashed`, `leanTimeout`,
 //! `runtimeSetup` once Lean ran, Lean's internal errors) carries Lean's stderr tail as
 //! `data.stderrTail`; every save failure carries the save's `sync` result, and a failed or
-//! timed-out build its log's tail as `data.logTail`.
+//! timed-out build its log's tail as `data.logTail`. A typed error about a document (a crash,
+//! a header or twin that could not be set up, out-of-date imports, a version that moved on, a
+//! timeout, a cancellation) also carries the document's receipt as `data.receipt`, in the
+//! error's non-complete state (`session/receipt.rs`; added by `tools/call.rs`).
 //!
 //! Lean's two crash codes keep Lean's names and meanings (`Lean.Server.Watchdog`; reference
 //! `lean-language-server.md` §1.9 and Part 3 "Crash codes"): -32901 `workerExited` is a file's
@@ -168,6 +171,14 @@ impl HostError {
     pub fn with_log_tail(mut self, tail: Vec<String>) -> Self {
         let data = self.data.get_or_insert_with(|| json!({}));
         data["logTail"] = json!(tail);
+        self
+    }
+
+    /// The same error with the receipt of the document it is about (`data.receipt`: see
+    /// `session/receipt.rs`).
+    pub fn with_receipt(mut self, receipt: Value) -> Self {
+        let data = self.data.get_or_insert_with(|| json!({}));
+        data["receipt"] = receipt;
         self
     }
 
@@ -395,6 +406,27 @@ impl HostError {
         }))
     }
 
+    /// `contentModified` (`base_mismatch`): `lean_try_edit` was given the sha256 of a text the
+    /// file no longer has (before the candidates ran, or after: another writer changed it), so
+    /// no verdict on it would be about the file as it is. Data: `{reason, path,
+    /// expected_sha256, current_sha256}`.
+    pub fn base_mismatch(path: &str, expected: &str, current: &str) -> Self {
+        HostError::new(
+            code::CONTENT_MODIFIED,
+            format!(
+                "{path} is not the text you proposed edits to: its sha256 is {current}, not the \
+                 base_sha256 {expected} you passed (it changed before or while the candidates \
+                 ran). Read the file again and call lean_try_edit with its current sha256"
+            ),
+        )
+        .with_data(json!({
+            "reason": "base_mismatch",
+            "path": path,
+            "expected_sha256": expected,
+            "current_sha256": current,
+        }))
+    }
+
     /// `contentModified` (`lakeConfigurationChanged`): the workspace's Lake configuration changed
     /// while the call used the Lean that had loaded the old one, which was restarted.
     pub fn lake_configuration_changed(changed: &[&str]) -> Self {
@@ -489,28 +521,56 @@ impl HostError {
     }
 
     /// `saveUnsupportedSetup` (`artifactsNotFound`): the build succeeded, but its artifacts are
-    /// not where Lake's `LEAN_PATH` says.
+    /// not where Lake says: `lake query` (`source: "lakeQuery"`, the trace from `LEAN_PATH`), or
+    /// `LEAN_PATH` alone for a Lake without `lake query` (`"leanPath"`).
     pub fn artifacts_not_found(
         path: &str,
         module: &str,
         missing: &[String],
         looked_in: &[String],
+        from_query: bool,
         sync: &Value,
     ) -> Self {
-        HostError::new(
-            code::SAVE_UNSUPPORTED_SETUP,
+        let message = if from_query {
+            format!(
+                "`lake build +{module}` succeeded, but {} does not exist, though Lake names it \
+                 (`lake query`, or the build directory in LEAN_PATH for its .trace); save again \
+                 if the build directory or Lake's cache was cleaned meanwhile",
+                missing.join(", ")
+            )
+        } else {
             format!(
                 "`lake build +{module}` succeeded, but {} is not where Lake's LEAN_PATH says its \
                  artifacts are; lean_save does not know this Lake layout",
                 missing.join(", ")
+            )
+        };
+        let source = if from_query { "lakeQuery" } else { "leanPath" };
+        HostError::new(code::SAVE_UNSUPPORTED_SETUP, message).with_data(json!({
+            "path": path,
+            "module": module,
+            "reason": "artifactsNotFound",
+            "source": source,
+            "missing": missing,
+            "lookedIn": looked_in,
+            "sync": sync,
+        }))
+    }
+
+    /// `saveUnsupportedSetup` (`lakeQueryFailed`): the build succeeded, but `lake query` could
+    /// not say where its artifacts are (add its output with [`HostError::with_log_tail`]).
+    pub fn lake_query_failed(path: &str, module: &str, what: &str, sync: &Value) -> Self {
+        HostError::new(
+            code::SAVE_UNSUPPORTED_SETUP,
+            format!(
+                "`lake build +{module}` succeeded, but Lake did not say where its artifacts are: \
+                 {what}; its output is in data.logTail"
             ),
         )
         .with_data(json!({
             "path": path,
             "module": module,
-            "reason": "artifactsNotFound",
-            "missing": missing,
-            "lookedIn": looked_in,
+            "reason": "lakeQueryFailed",
             "sync": sync,
         }))
     }

@@ -12,7 +12,7 @@
 //!
 //! | rule | file |
 //! |---|---|
-//! | what Lean has open: pins, twin leases, the document and twin bounds, waiting for a place; the only sender of `didOpen`/`didChange`/`didSave`/`didClose` | `session/set.rs` |
+//! | what Lean has open: pins, twin leases (several twins per file, the idle one sharing the longest prefix), the document and twin bounds, waiting for a place, the generation verdicts are kept under; the only sender of `didOpen`/`didChange`/`didSave`/`didClose` | `session/set.rs` |
 //! | versions (the caller's and Lean's), one allocator per workspace; applying Lean's reports | `session/mirror.rs` |
 //! | what each diagnostic is (setup lines, stale imports, silent); counts; readiness | `session/diagnostics.rs` |
 //! | the diagnostics barrier: one complete version, strict for twins; stale imports | `session/barrier.rs` |
@@ -20,6 +20,9 @@
 //! | reading a source from disk: in place when small, on the blocking pool when large | `session/source.rs` |
 //! | progress, the liveness notice and live logs while a call waits on a document | `session/report.rs` |
 //! | goals in the goal shape | `session/goals.rs` |
+//! | receipts: what a result is about (the text's hash, the configuration, the imports) and what Lean said of it; the state rules | `session/receipt.rs` |
+//! | the files a result depends on, hashed: the Lake configuration a runtime loaded, a document's direct imports as Lean set it up | `session/fingerprint.rs` |
+//! | checking a receipt against the files, without Lean | `tools/receipts.rs` |
 //! | a twin's link to its real file (so Lake sets the twin up as the real module): only inside `.lake`, created new, never made or removed through another link | `session/twin_file.rs` |
 //! | starting `lake serve`, the handshake, bounded typed requests with the stderr tail, retirement, shutdown | `server/mod.rs` |
 //! | what this Lean offers (its `initialize` capabilities), and which request needs which | `server/capabilities.rs` |
@@ -34,10 +37,15 @@
 //! | where twins live, and what a client may see of them | `speculation/twins.rs` |
 //! | a twin's text, the one-command rule, what a verdict keeps | `speculation/probe.rs` |
 //! | a run: its mode, its lease, its strict barrier, its verdict | `speculation/run.rs` |
+//! | verdicts Lean already gave: their key, what is kept, the bounds | `speculation/verdicts.rs` |
+//! | one `lean_try_edit` candidate: its text, its declaration, its verdict, goals and gate from Lean's diagnostics | `speculation/edit.rs` |
+//! | one `lean_try_edit` call's candidates: the base, the pool, the deadline, `first_closed`, the patch | `speculation/trial.rs` |
 //! | handles: binding, MAC, check, spend and release in one step | `speculation/handles.rs` |
 //! | a position's proof mode, once per version | `speculation/modes.rs` |
 //! | running `lake`, bounded and killed on every way out | `lake/run.rs` |
 //! | a checkpoint: one save per workspace at a time, the module, Lean told of rewritten artifacts | `lake/checkpoint.rs` |
+//! | where Lake says a module's artifacts are (`lake query`; perhaps its artifact cache), a Lake without it | `lake/query.rs` |
+//! | the artifacts checked to exist, the module's `.trace` and `.ilean` in the build directory | `lake/artifacts.rs` |
 //! | error codes and the data each carries | `error.rs` |
 //! | reading a tool's arguments into types | `tools/args.rs` |
 //! | resolving a call's workspace, file, version and position; its pin | `tools/call.rs` |
@@ -45,7 +53,8 @@
 //! | what a waiting call reports, and to whom | `progress.rs` |
 //! | positions, offsets and URIs: the one form the host names a file by (Lean's `pathToUri`), every form Lean may have built, reading any form back | `text.rs` |
 //! | bounded tails of output | `tail.rs` |
-//! | reading Lean text: comments and strings, `sorry`s and holes, command starts, tactic boundaries | `syntax/` |
+//! | reading Lean text: comments and strings, `sorry`s and holes, command starts, tactic boundaries, a declaration's statement and body | `syntax/` |
+//! | `lean_try_edit`'s arguments, `base_sha256` before and after, the candidates resolved | `tools/try_edit.rs` |
 //!
 //! With tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr
 //! to a trace stream of its own.

@@ -1,8 +1,9 @@
 //! What every tool of the Lean host shares: the options, the runtimes, the statistics, the
-//! proof handles, where Lean said positions are in a proof, and what checkpoints of one
-//! workspace share; and what the process-wide tools read of them, so no tool reads another's:
-//! the server's identity (`beam_version`, the feedback report) and the statistics with each
-//! workspace's runtime (`beam_stats`, the feedback report). Reading never starts Lean.
+//! proof handles, where Lean said positions are in a proof, the verdicts Lean already gave, and
+//! what checkpoints of one workspace share; and what the process-wide tools read of them, so no
+//! tool reads another's: the server's identity (`beam_version`, the feedback report) and the
+//! statistics with each workspace's runtime (`beam_stats`, the feedback report). Reading never
+//! starts Lean.
 
 use std::sync::Arc;
 
@@ -12,6 +13,7 @@ use crate::lean::lake::checkpoint::Checkpoints;
 use crate::lean::options::HostOptions;
 use crate::lean::speculation::handles::HandleBook;
 use crate::lean::speculation::modes::ProofModes;
+use crate::lean::speculation::verdicts::VerdictCache;
 use crate::lean::stats::Stats;
 use crate::lean::workspace::registry::Registry;
 use crate::mcp::MODERN_REVISION;
@@ -35,6 +37,8 @@ pub struct HostState {
     pub handles: HandleBook,
     /// Where Lean said positions are in a proof, per document version.
     pub modes: ProofModes,
+    /// The verdicts Lean already gave to speculative runs and edits.
+    pub verdicts: VerdictCache,
     /// What the saves of each workspace share.
     pub checkpoints: Checkpoints,
 }
@@ -49,6 +53,7 @@ impl HostState {
             options,
             handles: HandleBook::new(),
             modes: ProofModes::default(),
+            verdicts: VerdictCache::default(),
             checkpoints: Checkpoints::default(),
         }
     }

@@ -42,12 +42,14 @@ fn both_families_list_the_lean_tools_in_order() {
             "lean_run_with",
             "lean_run_with_linear",
             "lean_release",
+            "lean_try_edit",
             "lean_update",
             "lean_sync",
             "lean_refresh",
             "lean_save",
             "lean_close_save",
             "lean_close",
+            "lean_check_receipt",
         ]
     );
     let mut modern_server = McpProcess::server(&[]);
@@ -68,6 +70,7 @@ fn read_only_destructive_and_idempotent_hints_follow_the_design() {
     server.initialize_legacy();
     let list = server.ask(request(1, "tools/list", Value::Null));
     for tool in list["result"]["tools"].as_array().expect("tools") {
+        crate::receipts::in_one_census_set(tool);
         let name = tool["name"].as_str().unwrap();
         let read_only = [
             "beam_version",
@@ -82,6 +85,8 @@ fn read_only_destructive_and_idempotent_hints_follow_the_design() {
             "lean_goals",
             "lean_todo",
             "lean_code_action_resolve",
+            "lean_check_receipt",
+            "lean_try_edit",
         ]
         .contains(&name);
         assert_eq!(

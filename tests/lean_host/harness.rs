@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::support::{McpProcess, PATIENCE, call, request, server_bin};
+use crate::support::{McpProcess, PATIENCE, call, modern, request, server_bin};
 
 /// The real `lake` the real-Lean lane runs against (`LEAN_BEAM_TEST_LAKE`), if it does.
 pub fn real_lake() -> Option<PathBuf> {
@@ -169,18 +169,35 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// The server, speaking the legacy family, with the fake Lean behind it.
+/// The server, speaking the legacy family (or the modern one, [`Lean::start_modern`]), with
+/// the fake Lean behind it.
 pub struct Lean {
     /// The MCP process.
     pub server: McpProcess,
     scratch: tempfile::TempDir,
     next_id: i64,
+    /// Calls go out in the modern family (every request carries its `_meta`).
+    modern: bool,
 }
 
 impl Lean {
     /// Starts the server with the fake `lake`, initializes it, and redacts `projects`' roots
     /// from the transcript. `env` goes to the fake (FAKE_LEAN_* switches); `args` to the server.
     pub fn start(projects: &[&Project], args: &[&str], env: &[(&str, &str)]) -> Lean {
+        let mut lean = Lean::started(projects, args, env);
+        lean.server.initialize_legacy();
+        lean
+    }
+
+    /// [`Lean::start`] in the modern family: no `initialize`, and every call carries the
+    /// reserved `_meta`.
+    pub fn start_modern(projects: &[&Project], args: &[&str], env: &[(&str, &str)]) -> Lean {
+        let mut lean = Lean::started(projects, args, env);
+        lean.modern = true;
+        lean
+    }
+
+    fn started(projects: &[&Project], args: &[&str], env: &[(&str, &str)]) -> Lean {
         let scratch = tempfile::tempdir().expect("a scratch directory");
         let trace = scratch.path().join("trace.jsonl");
         let gates = scratch.path().join("gates");
@@ -215,11 +232,11 @@ impl Lean {
             server.replace(&project.root().display().to_string(), &placeholder);
         }
         server.replace(&lake.display().to_string(), "[fake-lake]");
-        server.initialize_legacy();
         Lean {
             server,
             scratch,
             next_id: 1,
+            modern: false,
         }
     }
 
@@ -232,8 +249,13 @@ impl Lean {
     /// Calls a tool and returns the whole response.
     pub fn call(&mut self, tool: &str, arguments: Value) -> Value {
         let id = self.id();
-        self.server
-            .ask(request(id, "tools/call", call(tool, arguments)))
+        let params = call(tool, arguments);
+        let message = if self.modern {
+            modern(id, "tools/call", params)
+        } else {
+            request(id, "tools/call", params)
+        };
+        self.server.ask(message)
     }
 
     /// Calls a tool that must succeed; its structured content.
@@ -448,6 +470,13 @@ pub fn targets(result: &Value) -> Vec<String> {
         .iter()
         .map(|g| g["target"].as_str().unwrap().to_owned())
         .collect()
+}
+
+/// `bytes`' SHA-256 in lowercase hex, as receipts name texts and files.
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(bytes);
+    digest.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// `{"workspace": ..., "path": ...}` plus `more`.

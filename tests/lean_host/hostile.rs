@@ -128,13 +128,29 @@ fn valid(name: &str, schema: &Value, project: &Project) -> Value {
     if let Some(first) = schema["enum"].get(0) {
         return first.clone();
     }
-    match schema["type"].as_str() {
+    // A type list (`["string", "null"]`) takes its first.
+    let kind = schema["type"]
+        .as_str()
+        .or_else(|| schema["type"][0].as_str());
+    match kind {
         Some("string") if name == "path" => json!("Fixture/Basic.lean"),
+        // A SHA-256 (the only fixed-length strings the catalog has).
+        Some("string") if schema["minLength"] == 64 => json!("0".repeat(64)),
+        Some("array") if name == "candidates" => json!([{"text": "rfl", "range": {
+            "start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}}]),
         Some("string") => json!("x"),
         Some("integer") => json!(0),
         Some("boolean") => json!(true),
         Some("array") => json!([]),
-        _ => json!({}),
+        // An object with the fields it requires (a receipt), each of the right type.
+        _ => {
+            let required = schema["required"].as_array().cloned().unwrap_or_default();
+            let fields = required.iter().filter_map(Value::as_str).map(|field| {
+                let inner = &schema["properties"][field];
+                (field.to_owned(), valid(field, inner, project))
+            });
+            Value::Object(fields.collect())
+        }
     }
 }
 

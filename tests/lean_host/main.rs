@@ -5,6 +5,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod artifact_cache;
 mod budget;
 mod capabilities;
 mod catalog;
@@ -21,11 +22,16 @@ mod lifecycle;
 mod logging;
 mod model;
 mod navigation;
+mod no_false_complete;
 mod ownership;
+mod receipt_check;
+mod receipts;
 mod save;
 mod self_check;
 mod speculative;
 mod storm;
 mod todo;
 mod trace;
+mod try_edit;
+mod try_edit_oracle;
 mod uris;

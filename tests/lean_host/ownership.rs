@@ -1,5 +1,6 @@
 //! One owner for what Lean has open: concurrent calls never see each other's work. Runs on one
-//! file queue for its twin, runs beyond `--max-twins` wait for one, a document a call uses is
+//! file go side by side in twins of their own (a run takes the idle twin sharing the longest
+//! prefix with its text), runs beyond `--max-twins` wait for one, a document a call uses is
 //! never closed to make room, and calls that need no Lean start none. Each scenario is held in
 //! place with the fake's gates and synchronised on what the server reports while a call waits
 //! (a progress step saying so), never on time.
@@ -498,5 +499,116 @@ fn an_answer_about_a_text_another_call_replaced_is_refused() {
     assert_eq!(error["code"], "contentModified", "{response}");
     assert_eq!(error["data"]["reason"], "documentVersionMismatch");
     assert_eq!(error["data"]["currentVersion"], 2);
+    lean.finish_without_violations();
+}
+
+/// The twin URIs Lean was sent `method` for, in order.
+fn twin_uris(lean: &Lean, method: &str) -> Vec<String> {
+    lean.trace()
+        .iter()
+        .filter(|t| t["dir"] == "in" && t["method"] == method)
+        .filter_map(|t| t["uri"].as_str().map(str::to_owned))
+        .filter(|u| is_twin_uri(u))
+        .collect()
+}
+
+#[test]
+fn runs_on_one_file_go_side_by_side_in_twins_of_their_own() {
+    if crate::harness::fake_only("runs on one file held at the fake's gates") {
+        return;
+    }
+    let project = Project::fixture();
+    let a = "Fixture/A.lean";
+    project.write(a, &swap("a_swap"));
+    let mut lean = Lean::start(&[&project], &["--max-twins", "3"], &[]);
+    let version = lean.ok("lean_sync", args(&project, a, json!({})))["version"].clone();
+    let run = |lean: &mut Lean, id: i64, text: &str| {
+        let at = json!({"version": version, "line": 1, "character": 2, "text": text});
+        send(lean, id, "lean_run_at", args(&project, a, at));
+    };
+    run(&mut lean, 1201, "constructor -- fake: gate one");
+    run(&mut lean, 1202, "exact ⟨hq, hp⟩ -- fake: gate two");
+    run(
+        &mut lean,
+        1203,
+        "exact hp -- fake: gate three\n-- fake: error \"type mismatch\" on \"exact hp\"",
+    );
+    // Three runs on one file are in Lean at once, each in a twin of its own.
+    for gate in ["one", "two", "three"] {
+        lean.gate_entered(gate);
+    }
+    run(&mut lean, 1204, "constructor");
+    let waiting = waits(&mut lean, 1204);
+    assert!(waiting.contains("--max-twins 3"), "{waiting}");
+    for gate in ["three", "two", "one"] {
+        lean.open_gate(gate);
+    }
+    assert_eq!(targets(&answer(&mut lean, 1201)), ["q", "p"]);
+    let closed = answer(&mut lean, 1202);
+    assert_eq!(closed["proof_state"], json!({"goals": []}), "{closed}");
+    let failed = answer(&mut lean, 1203);
+    assert_eq!(failed["success"], false, "{failed}");
+    assert_eq!(
+        failed["messages"],
+        json!([{"severity": "error", "text": "type mismatch"}])
+    );
+    assert_eq!(targets(&answer(&mut lean, 1204)), ["q", "p"]);
+    let opened = twin_uris(&lean, "textDocument/didOpen");
+    assert_eq!(opened.len(), 3, "{opened:?}");
+    let files = twin_files(&project);
+    assert_eq!(files.len(), 3, "{files:?}");
+    assert!(files.iter().all(|(_, real)| real == a), "{files:?}");
+    assert_eq!(peak_open(&lean).1, 3);
+    // Closing the file closes every twin of it.
+    lean.ok("lean_close", args(&project, a, json!({})));
+    assert_eq!(twin_files(&project), Vec::new());
+    lean.wait_received_count("the twins' didClose", 3, |t| {
+        t["method"] == "textDocument/didClose" && t["uri"].as_str().is_some_and(is_twin_uri)
+    });
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_run_takes_the_idle_twin_sharing_the_longest_prefix_with_its_text() {
+    if crate::harness::fake_only("two twins of one file made at the fake's gates") {
+        return;
+    }
+    let project = Project::fixture();
+    let a = "Fixture/A.lean";
+    project.write(a, &swap("a_swap"));
+    let mut lean = Lean::start(&[&project], &["--max-twins", "2"], &[]);
+    let version = lean.ok("lean_sync", args(&project, a, json!({})))["version"].clone();
+    let at = |line: u64, text: &str| {
+        args(
+            &project,
+            a,
+            json!({"version": version, "line": line, "character": 2, "text": text}),
+        )
+    };
+    // Two twins: one probing the first tactic, then (the first held) one the last bullet.
+    send(
+        &mut lean,
+        1301,
+        "lean_run_at",
+        at(1, "constructor -- fake: gate first"),
+    );
+    lean.gate_entered("first");
+    send(&mut lean, 1302, "lean_run_at", at(3, "exact hp"));
+    answer(&mut lean, 1302);
+    lean.open_gate("first");
+    answer(&mut lean, 1301);
+    let opened = twin_uris(&lean, "textDocument/didOpen");
+    assert_eq!(opened.len(), 2, "{opened:?}");
+    let last_twin = opened[1].clone();
+    // Another probe of the last bullet shares its whole prefix with that twin's text.
+    lean.ok("lean_run_at", at(3, "exact ⟨hq, hp⟩.2"));
+    let changed = twin_uris(&lean, "textDocument/didChange");
+    assert_eq!(changed, std::slice::from_ref(&last_twin), "{changed:?}");
+    // And one sharing more with the first twin's probe (`constructor -- `) than with the real
+    // text the second twin holds there (`constructor\n`), with the first.
+    lean.ok("lean_run_at", at(1, "constructor -- again"));
+    let changed = twin_uris(&lean, "textDocument/didChange");
+    assert_eq!(changed.len(), 2);
+    assert_eq!(changed[1], opened[0], "{changed:?}");
     lean.finish_without_violations();
 }

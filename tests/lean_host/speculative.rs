@@ -455,7 +455,7 @@ fn runs_on_one_document_queue_and_runs_on_two_run_together() {
     ));
     lean.gate_entered("basic");
     lean.gate_entered("other");
-    // A second run on the first file waits for the first run's twin.
+    // A second run on the first file waits for a twin: both the bound allows are in use.
     lean.server.send(&probe(
         103,
         BASIC,
@@ -770,4 +770,62 @@ fn a_probe_sees_the_options_of_the_real_module_on_any_lake() {
         );
         lean.finish_without_violations();
     }
+}
+
+#[test]
+fn a_probe_asked_again_sends_lean_nothing_until_something_changes() {
+    if crate::harness::fake_only("counting the messages Lean received") {
+        return;
+    }
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    let probe = run_at(&project, &version, AND_SWAP_BODY, 2, "constructor");
+    let first = lean.ok("lean_run_at", probe.clone());
+    let handle = lean.ok("lean_run_at_handle", probe.clone());
+    let continued = lean.ok(
+        "lean_run_with",
+        run_with(&project, &handle["next_handle"], "· exact hq"),
+    );
+    let before = lean.received().len();
+    // The same probes again, directly and through handles: answered from what Lean said.
+    let again = lean.ok("lean_run_at", probe.clone());
+    let handle_again = lean.ok("lean_run_at_handle", probe.clone());
+    let continued_again = lean.ok(
+        "lean_run_with",
+        run_with(&project, &handle_again["next_handle"], "· exact hq"),
+    );
+    assert_eq!(
+        lean.received()[before..],
+        [] as [String; 0],
+        "a repeated probe costs Lean nothing"
+    );
+    assert_eq!(again, first);
+    assert_eq!(targets(&handle_again), ["q", "p"]);
+    assert_eq!(continued_again, {
+        let mut same = continued.clone();
+        same["next_handle"] = continued_again["next_handle"].clone();
+        same
+    });
+    // Another file Lean is told of may be an import: asked again.
+    project.write("Fixture/Other.lean", "def other := 1\n");
+    lean.ok("lean_sync", args(&project, "Fixture/Other.lean", json!({})));
+    let before = lean.received().len();
+    assert_eq!(lean.ok("lean_run_at", probe.clone()), first);
+    let asked = &lean.received()[before..];
+    assert!(
+        asked.iter().any(|m| m == "textDocument/waitForDiagnostics"),
+        "{asked:?}"
+    );
+    // A new runtime is asked again.
+    lean.ok(
+        "lean_drop_workspace",
+        json!({"workspace": project.descriptor()}),
+    );
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    let before = lean.received().len();
+    let probe = run_at(&project, &version, AND_SWAP_BODY, 2, "constructor");
+    assert_eq!(lean.ok("lean_run_at", probe), first);
+    assert!(lean.received().len() > before, "a restart forgets verdicts");
+    lean.finish_without_violations();
 }

@@ -16,15 +16,22 @@
 //! 4. Every job line of the build is a progress step (`progress`); a build exiting non-zero is
 //!    `saveBuildFailed` with the failed targets and the log's tail. Builds are bounded by the
 //!    Lean timeout, cancellable, and their process group is killed on every way out (`lake_run`).
-//! 5. When a build rewrote the module's `.olean` or `.ilean`, Lean is told
-//!    (`DocumentSet::artifacts_rewritten`) however the build ended — succeeded, failed, timed out
-//!    or cancelled mid-way — and whatever the save then finds: the files on disk changed. An
-//!    up-to-date module tells nothing, so importers are not sent to rebuild for nothing.
-//! 6. The file is read again after the build: a text that is no longer the one Lean checked is
+//! 5. After a build that succeeded, Lake says where the artifacts are (`query`: `lake query
+//!    --no-build`, Lake's record of the build; the artifacts may be in Lake's artifact cache,
+//!    with only the `.ilean` and `.trace` in `.lake/build`). A Lake without `lake query` is
+//!    read through its `LEAN_PATH` (`artifacts::find`). A query that fails or prints something
+//!    else than the paths is `saveUnsupportedSetup` (`lakeQueryFailed`, with its output).
+//! 6. When the build (or the query) rewrote the module's `.ilean` or `.trace` in the build
+//!    directory, Lean is told (`DocumentSet::artifacts_rewritten`) however the build ended —
+//!    succeeded, failed, timed out or cancelled mid-way — and whatever the save then finds: the
+//!    files on disk changed. Lake writes both whether it built the module or fetched it from its
+//!    cache; an up-to-date module rewrites neither and tells nothing, so importers are not sent
+//!    to rebuild for nothing.
+//! 7. The file is read again after the query: a text that is no longer the one Lean checked is
 //!    `contentModified` (`reason: "sourceChangedDuringSave"`), as the artifacts may be of
 //!    another text.
-//! 7. The artifacts are found where Lake keeps them (`artifacts`); a required one missing is
-//!    `saveUnsupportedSetup`.
+//! 8. The artifacts Lake named are checked to exist (`artifacts`); a required one missing is
+//!    `saveUnsupportedSetup` (`artifactsNotFound`).
 //!
 //! The errors this module defines carry the save's `sync` result in their data; a `lake` run
 //! that is cancelled, times out or cannot start fails as any wait on Lean does
@@ -38,9 +45,10 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::artifacts::{self, Artifacts};
+use super::artifacts::{self, Artifacts, Missing, Source};
 use super::layout::Layout;
 use super::output::{BuildLog, report_job};
+use super::query::{self, Answer};
 use super::run as lake_run;
 use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
@@ -136,26 +144,22 @@ pub async fn write(
         if !status.success() && log.unknown_module() && log.jobs() == 0 {
             continue;
         }
-        // Whatever else the save finds, Lean must know the artifacts on disk changed.
-        drop(rewritten);
         if !status.success() {
+            // Whatever else the save finds, Lean must know the artifacts on disk changed.
+            drop(rewritten);
             let failed = log.failed_targets();
             return Err(
                 HostError::save_build_failed(path, module, status.code(), failed, sync)
                     .with_log_tail(log.tail()),
             );
         }
+        let located = locate(lake, dirs, module, sync, caller).await;
+        drop(rewritten);
         let now = tokio::fs::read_to_string(file).await.ok();
         if now.as_deref() != Some(text) {
             return Err(HostError::source_changed_during_save(path, module, sync));
         }
-        let artifacts = artifacts::find(dirs, module).map_err(|missing| {
-            let shown = |paths: &[PathBuf]| -> Vec<String> {
-                paths.iter().map(|p| p.display().to_string()).collect()
-            };
-            let (missing, looked_in) = (shown(&missing.missing), shown(&missing.looked_in));
-            HostError::artifacts_not_found(path, module, &missing, &looked_in, sync)
-        })?;
+        let artifacts = located?.map_err(|missing| not_found(path, module, &missing, sync))?;
         return Ok(Checkpoint {
             module: module.clone(),
             artifacts,
@@ -173,6 +177,59 @@ pub async fn write(
         &dirs,
         sync,
     ))
+}
+
+/// `artifactsNotFound` for what `artifacts` missed.
+fn not_found(path: &str, module: &str, missing: &Missing, sync: &Value) -> HostError {
+    let shown = |paths: &[PathBuf]| -> Vec<String> {
+        paths.iter().map(|p| p.display().to_string()).collect()
+    };
+    let (paths, looked_in) = (shown(&missing.missing), shown(&missing.looked_in));
+    let from_query = missing.source == Source::LakeQuery;
+    HostError::artifacts_not_found(path, module, &paths, &looked_in, from_query, sync)
+}
+
+/// Asks Lake where the module's artifacts are, and finds them (see the contract): the
+/// artifacts, or what is missing; a query that failed is an error.
+async fn locate(
+    lake: Lake<'_>,
+    dirs: &[PathBuf],
+    module: &str,
+    sync: &Value,
+    caller: &Caller<'_>,
+) -> Result<Result<Artifacts, Missing>, HostError> {
+    caller.step(&format!(
+        "lake query +{module} (where Lake keeps its artifacts, perhaps its cache)"
+    ));
+    let mut lines = Vec::new();
+    let mut log = BuildLog::default();
+    let status = lake_run::run(
+        lake.lake,
+        lake.root.path(),
+        &query::args(module),
+        |killer| lake.registry.track(lake.root, killer),
+        caller.cancel,
+        lake.timeout,
+        |stream, line| {
+            log.push(line);
+            // Progress and replayed logs are only the log's: what `query::read` reads is kept.
+            if query::is_answer(stream, line) && lines.len() < query::ANSWER_LINES {
+                lines.push((stream, line.to_owned()));
+            }
+        },
+    )
+    .await;
+    let status = status.map_err(|e| e.with_log_tail(log.tail()))?;
+    match query::read(lake.root.path(), status, &lines) {
+        Answer::Named(named) => Ok(artifacts::from_query(named, dirs, module)),
+        Answer::NoQuery => Ok(artifacts::find(dirs, module)),
+        Answer::Unreadable(what) => {
+            Err(
+                HostError::lake_query_failed(caller.path, module, &what, sync)
+                    .with_log_tail(log.tail()),
+            )
+        }
+    }
 }
 
 /// Tells Lean of a module's rewritten artifacts when dropped, however the build ended (see the
@@ -204,7 +261,7 @@ impl Drop for Rewritten<'_> {
             return;
         }
         if let Some(ilean) = artifacts::ilean(self.dirs, self.module) {
-            let created = self.before.get(1).is_none_or(Option::is_none);
+            let created = !self.before.has_ilean();
             let documents = self.runtime.documents();
             documents.artifacts_rewritten(&self.source, &file_uri(&ilean), created);
         }
@@ -229,7 +286,7 @@ async fn build(
         |killer| lake.registry.track(lake.root, killer),
         caller.cancel,
         lake.timeout,
-        |line| {
+        |_, line| {
             log.push(line);
             report_job(caller, line, &mut reported);
         },
@@ -255,7 +312,7 @@ async fn read_layout(
         |killer| lake.registry.track(lake.root, killer),
         caller.cancel,
         lake.timeout,
-        |line| {
+        |_, line| {
             log.push(line);
             output.push_str(line);
             output.push('\n');

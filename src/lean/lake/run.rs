@@ -7,9 +7,10 @@
 //!    `orphans`); its group is handed to `track` at once (the registry, so the host's end kills
 //!    it too).
 //! 2. Its stdout and stderr are both read, line by line, and every line is handed to `on_line`
-//!    as it arrives: Lake writes build progress to stderr by default, but the stream is
-//!    configurable, so both are read (reference `lean-stock-speculation.md` §C). A line longer
-//!    than [`MAX_LINE`] bytes is cut there; `\r\n` counts as `\n`.
+//!    as it arrives, with the [`Stream`] it came from: Lake writes build progress to stderr by
+//!    default, but the stream is configurable, so both are read (reference
+//!    `lean-stock-speculation.md` §C); `lake query` prints its results on stdout alone. A line
+//!    longer than [`MAX_LINE`] bytes is cut there; `\r\n` counts as `\n`.
 //! 3. The run is bounded by `timeout` (`leanTimeout`) and cancellable (`requestCancelled`);
 //!    either kills the whole group at once. A run that is dropped (a cancelled call the core
 //!    stops polling) kills it too. The child is always reaped, its orphans swept.
@@ -34,6 +35,15 @@ pub const MAX_LINE: usize = 64 * 1024;
 /// Lines read ahead of `on_line`.
 const LINE_BACKLOG: usize = 256;
 
+/// Which of the child's streams a line came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stream {
+    /// Standard output.
+    Stdout,
+    /// Standard error.
+    Stderr,
+}
+
 /// Kills the group when dropped, unless the child has been reaped.
 struct KillOnDrop(Option<GroupKiller>);
 
@@ -53,7 +63,7 @@ pub async fn run(
     track: impl FnOnce(GroupKiller),
     cancel: &CancellationToken,
     timeout: Duration,
-    mut on_line: impl FnMut(&str),
+    mut on_line: impl FnMut(Stream, &str),
 ) -> Result<ExitStatus, HostError> {
     let described = format!("`lake {}`", args.join(" "));
     let mut command = Command::new(lake);
@@ -74,8 +84,8 @@ pub async fn run(
     let (lines, mut received) = mpsc::channel(LINE_BACKLOG);
     let stdout = child.stdout.take().expect("piped stdout");
     let stderr = child.stderr.take().expect("piped stderr");
-    tokio::spawn(read_lines(stdout, lines.clone()));
-    tokio::spawn(read_lines(stderr, lines));
+    tokio::spawn(read_lines(stdout, Stream::Stdout, lines.clone()));
+    tokio::spawn(read_lines(stderr, Stream::Stderr, lines));
     let reaped = tokio::spawn(reap_owned(child, killer.clone()));
     let mut reaped = pin!(reaped);
     let mut deadline = pin!(tokio::time::sleep(timeout));
@@ -101,7 +111,7 @@ pub async fn run(
                 ));
             }
             line = received.recv(), if streams_open => match line {
-                Some(line) => on_line(&line),
+                Some((stream, line)) => on_line(stream, &line),
                 None => streams_open = false,
             },
             exit = &mut reaped, if status.is_none() => {
@@ -123,7 +133,11 @@ pub async fn run(
 }
 
 /// Sends the stream's lines until it ends (or nobody listens).
-async fn read_lines(stream: impl AsyncRead + Unpin, lines: mpsc::Sender<String>) {
+async fn read_lines(
+    stream: impl AsyncRead + Unpin,
+    which: Stream,
+    lines: mpsc::Sender<(Stream, String)>,
+) {
     let mut reader = BufReader::new(stream);
     let mut line = Vec::new();
     loop {
@@ -133,7 +147,7 @@ async fn read_lines(stream: impl AsyncRead + Unpin, lines: mpsc::Sender<String>)
             Ok(_) => {
                 let text = String::from_utf8_lossy(&line);
                 let text = text.trim_end_matches('\n').trim_end_matches('\r');
-                if lines.send(text.to_owned()).await.is_err() {
+                if lines.send((which, text.to_owned())).await.is_err() {
                     return;
                 }
             }
@@ -177,10 +191,10 @@ mod tests {
         let long = "x".repeat(MAX_LINE + 10);
         let input = format!("a\r\n{long}\nlast");
         let (tx, mut rx) = mpsc::channel(8);
-        read_lines(input.as_bytes(), tx).await;
-        assert_eq!(rx.recv().await.unwrap(), "a");
-        assert_eq!(rx.recv().await.unwrap().len(), MAX_LINE);
-        assert_eq!(rx.recv().await.unwrap(), "last");
+        read_lines(input.as_bytes(), Stream::Stdout, tx).await;
+        assert_eq!(rx.recv().await.unwrap(), (Stream::Stdout, "a".to_owned()));
+        assert_eq!(rx.recv().await.unwrap().1.len(), MAX_LINE);
+        assert_eq!(rx.recv().await.unwrap().1, "last");
         assert!(rx.recv().await.is_none());
     }
 
@@ -196,12 +210,18 @@ mod tests {
             |_| {},
             &CancellationToken::new(),
             Duration::from_secs(30),
-            |line| seen.push(line.to_owned()),
+            |stream, line| seen.push((line.to_owned(), stream)),
         )
         .await
         .unwrap();
-        seen.sort();
-        assert_eq!(seen, ["err", "out"]);
+        seen.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            seen,
+            [
+                ("err".to_owned(), Stream::Stderr),
+                ("out".to_owned(), Stream::Stdout)
+            ]
+        );
         assert_eq!(status.code(), Some(3));
     }
 
@@ -218,7 +238,7 @@ mod tests {
             |_| {},
             &cancel,
             Duration::from_secs(30),
-            |_| {},
+            |_, _| {},
         )
         .await
         .unwrap_err();
@@ -230,7 +250,7 @@ mod tests {
             |_| {},
             &CancellationToken::new(),
             Duration::from_millis(1),
-            |_| {},
+            |_, _| {},
         )
         .await
         .unwrap_err();

@@ -25,6 +25,9 @@
 //!    only when it knows neither waits here for the version's barrier; a header failure is
 //!    `importBuildFailed` or `headerFailed` (`invalidParams`) with Lean's words, a crash or
 //!    out-of-date imports their typed errors.
+//! 5. Lean's answer is recorded in the mirror for the LSP version it was asked about
+//!    (`Mirror::barrier_answered`) before the mirror is read: receipts call a version
+//!    `complete` only once it answered.
 
 use serde_json::{Value, json};
 use tokio::sync::broadcast::Receiver;
@@ -60,6 +63,7 @@ pub async fn barrier(
     let params = |d: &Document| Ok(json!({"uri": &*d.uri, "version": d.lsp_version}));
     loop {
         let (_, waited) = ask(set, &document, caller, live, events, method, params).await?;
+        set.mirror().barrier_answered(&document.uri, waited);
         let current = set.mirror().get(&document.uri).ok_or_else(|| {
             HostError::internal(format!(
                 "{} was closed while this call held it (a bug of lean-beam-mcp's: see its log); \

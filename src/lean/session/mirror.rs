@@ -38,15 +38,21 @@
 //!    [`MAX_REVIVALS`] times in a row: a text that crashes on every elaboration would otherwise
 //!    be revived on every call. A version Lean finishes without a fatal report, or a new text,
 //!    starts the count again.
+//! 6. That Lean answered the barrier for an LSP version ([`Mirror::barrier_answered`]) is a
+//!    report about that version alone: a revival or a new text starts without it. A text's
+//!    SHA-256 is computed once, when first asked, and kept by every copy of its document; the
+//!    imports Lean set a document up with are recorded by `set` and kept until it sets it up
+//!    again (receipts, `receipt`).
 
 use std::collections::{HashMap, HashSet};
 use std::hash::{Hash, Hasher};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 use serde_json::{Value, json};
 use tokio::sync::{Notify, broadcast};
 
 use super::diagnostics::{Diagnostic, Kind};
+use super::fingerprint::{Imports, sha256_hex};
 use crate::lean::server::lsp::Inbox;
 use crate::lean::text::{Position, canonical_uri};
 
@@ -136,6 +142,13 @@ pub struct Document {
     /// Lean said this text's worker exited with an uncaught exception (-32901) the last time
     /// it died, rather than crashing otherwise (-32902).
     pub exited: bool,
+    /// The text's SHA-256, computed once when first asked and shared by every copy of this
+    /// document and its revivals ([`Document::text_sha256`]).
+    sha256: Arc<OnceLock<Arc<str>>>,
+    /// The direct imports as Lean set the document up (see `set`); none for a twin.
+    pub imports: Arc<Imports>,
+    /// Lean answered the barrier for this LSP version ([`Mirror::barrier_answered`]).
+    pub barrier: bool,
 }
 
 /// Whether two texts are the same (the same allocation, or equal).
@@ -211,7 +224,17 @@ impl Document {
             seen: HashSet::new(),
             revivals: 0,
             exited: false,
+            sha256: Arc::default(),
+            imports: Arc::default(),
+            barrier: false,
         }
+    }
+
+    /// The SHA-256 of the text, in lowercase hex (computed once per text).
+    pub fn text_sha256(&self) -> Arc<str> {
+        self.sha256
+            .get_or_init(|| sha256_hex(self.text.as_bytes()).into())
+            .clone()
     }
 
     /// The same text again under the next LSP version (a revived worker), nothing reported yet.
@@ -223,7 +246,25 @@ impl Document {
             progress: FileProgress::default(),
             seen: HashSet::new(),
             revivals: self.revivals + 1,
+            barrier: false,
             ..self.clone()
+        }
+    }
+
+    /// The same document without what Lean reported of it: what a call keeps to name the text
+    /// it read (a receipt on its error) without copying the diagnostics.
+    pub fn without_reports(&self) -> Document {
+        Document {
+            diagnostics: Vec::new(),
+            stale: Vec::new(),
+            progress: FileProgress::default(),
+            seen: HashSet::new(),
+            barrier: false,
+            uri: self.uri.clone(),
+            text: self.text.clone(),
+            sha256: self.sha256.clone(),
+            imports: self.imports.clone(),
+            ..*self
         }
     }
 
@@ -252,18 +293,23 @@ impl Document {
 
     /// The error that says Lean could not process the file's header (see the contract).
     pub fn header_error(&self) -> Option<&Diagnostic> {
-        let last_line = self.text.split('\n').count().saturating_sub(1) as u64;
+        // Counted only for an error from 0:0: receipts ask this of every result.
+        let last_line = std::cell::OnceCell::new();
         self.diagnostics.iter().find(|d| {
             let at = |pointer: &str| d.raw.pointer(pointer).and_then(Value::as_u64);
             d.is_error()
                 && at("/range/start/line") == Some(0)
                 && at("/range/start/character") == Some(0)
-                && at("/range/end/line").is_some_and(|end| end >= last_line)
+                && at("/range/end/line").is_some_and(|end| {
+                    let last = last_line
+                        .get_or_init(|| memchr::memchr_iter(b'\n', self.text.as_bytes()).count());
+                    end >= *last as u64
+                })
         })
     }
 
     /// Applies a publish (see the contract); the events it makes.
-    fn publish(&mut self, params: &Value) -> Vec<EventKind> {
+    pub(super) fn publish(&mut self, params: &Value) -> Vec<EventKind> {
         let version = params.get("version").and_then(Value::as_i64);
         if version.is_some_and(|v| v < self.lsp_version) || is_lakes_report(params) {
             return Vec::new();
@@ -354,6 +400,8 @@ pub(super) enum Role {
 pub(super) struct Twin {
     /// The real document's URI.
     pub real: Arc<str>,
+    /// Which of the real document's twins it is (`speculation/twins.rs` places each slot).
+    pub slot: usize,
     /// Its link on disk, to the real file.
     pub link: super::twin_file::TwinFile,
     /// Where its current probe starts: everything before is the real text.
@@ -415,6 +463,16 @@ impl Mirror {
     /// Live events from now on.
     pub fn subscribe(&self) -> broadcast::Receiver<DocEvent> {
         self.events.subscribe()
+    }
+
+    /// Records that Lean answered the barrier (`textDocument/waitForDiagnostics`) for
+    /// `lsp_version` of `uri`: a report of Lean's, kept for that version only (receipts).
+    pub fn barrier_answered(&self, uri: &str, lsp_version: i64) {
+        let mut state = self.lock();
+        let document = state.entries.get_mut(uri).and_then(|e| e.document.as_mut());
+        if let Some(document) = document.filter(|d| d.lsp_version == lsp_version) {
+            document.barrier = true;
+        }
     }
 
     /// The document, if Lean has it open.

@@ -3,13 +3,16 @@
 //! has and has said (`mirror`, `diagnostics`), and the ways a call waits on a document: the
 //! diagnostics barrier (`barrier`), one request (`ask`), the goals at a position (`goals`),
 //! reported on as it goes (`report`); an on-disk twin's file (`twin_file`); reading a source
-//! from disk (`source`).
+//! from disk (`source`); what a result is about, as a value a client can check later
+//! (`receipt`, over the files it depends on: `fingerprint`).
 
 pub mod ask;
 pub mod barrier;
 pub mod diagnostics;
+pub mod fingerprint;
 pub mod goals;
 pub mod mirror;
+pub mod receipt;
 pub mod report;
 pub mod set;
 pub mod source;

@@ -3,16 +3,23 @@
 //!
 //! Contract:
 //! 1. Every call that uses a document holds a [`Pin`] on it for its duration; a speculative run
-//!    holds a [`TwinLease`] on the document's one twin for the whole run. Lookup, pinning or
+//!    holds a [`TwinLease`] on one of the document's twins for the whole run. Lookup, pinning or
 //!    leasing, and making room happen in one critical section; there is one place (one entry, one
-//!    lock) per URI, so two runs never edit one Lean document.
-//! 2. Bounds are never exceeded. Pinning a document Lean does not have open when
+//!    lock) per URI, and a twin has one lease at a time, so two runs never edit one Lean
+//!    document.
+//! 2. A real document may have several twins (slots), so runs on one file go side by side. A
+//!    lease takes, among the file's idle twins, the one whose text shares the longest prefix
+//!    with the text the run will give it (Lean reuses every snapshot before the first changed
+//!    byte); it opens a twin in a new slot only when the file has no idle twin (an idle one,
+//!    sharing at least the header, is never worse than a new one, which shares nothing) and the
+//!    bound allows it.
+//! 3. Bounds are never exceeded. Pinning a document Lean does not have open when
 //!    `--max-documents` are open closes the least recently used real document nobody pins (with
-//!    its twin, when no run holds it); leasing a twin when `--max-twins` are open closes the
-//!    least recently used twin no run holds. When everything is in use the call waits, saying
-//!    so in a progress step, until something is given back; the wait is cancellable and bounded
-//!    by the Lean timeout.
-//! 3. Reading a file and giving Lean its text are serialized per document, so Lean keeps the
+//!    its twins, when no run holds one); opening a twin when `--max-twins` (all files' twins
+//!    together) are open closes the least recently used twin no run holds. When everything is
+//!    in use the call waits, saying so in a progress step, until something is given back; the
+//!    wait is cancellable and bounded by the Lean timeout.
+//! 4. Reading a file and giving Lean its text are serialized per document, so Lean keeps the
 //!    last text read. A text is given in one critical section with the mirror's change: the
 //!    first use sends `didOpen` with an explicit `dependencyBuildMode` (`once`: out-of-date
 //!    imports are built on open, and never again behind the caller's back), a changed text sends
@@ -22,16 +29,27 @@
 //!    critical section, so Lean receives versions in mirror order, and no barrier can be asked
 //!    for a version Lean has not been sent. Room in the queue to Lean is taken before
 //!    (`server/lsp/outbox.rs`).
-//! 4. [`DocumentSet::close`] waits for the document's users (and its twin's) to finish, takes no
-//!    new ones meanwhile, then closes it and its twin; a close that is cancelled closes nothing.
+//!    Each new text of a real file Lean is given (an open included: it may build out-of-date
+//!    imports), and each checkpoint's rewritten artifacts, moves the set's
+//!    [`generation`](DocumentSet::generation) on: what Lean answers about any document may
+//!    depend on them, so an answer kept from an older generation is not reused
+//!    (`speculation/verdicts.rs`).
+//! 5. [`DocumentSet::close`] waits for the document's users (and its twins') to finish, takes no
+//!    new ones meanwhile, then closes it and its twins; a close that is cancelled closes nothing.
 //!    Everything given back, by a call that ends or is cancelled, goes back through this owner
 //!    at once: nothing is ever left out of the set yet open in Lean, or the reverse.
-//! 5. A twin's link (`speculation/twins.rs` places it) is made before Lean is given its text
+//! 6. A twin's link (`speculation/twins.rs` places it) is made before Lean is given its text
 //!    and removed when the twin is closed, in the same step, never through another link
 //!    (`twin_file`).
-//! 6. [`DocumentSet::end`] ends the set with its runtime: twin files are removed at once, every
+//! 7. [`DocumentSet::end`] ends the set with its runtime: twin files are removed at once, every
 //!    call waiting for a place or still holding one gets the runtime's end as its error when it
 //!    next asks the set for anything, and nothing more is sent to Lean.
+//! 8. When Lean sets a real document up (its `didOpen`, or a change of the modules its header
+//!    imports, which restarts its worker), the set records the document's direct imports,
+//!    hashed *before* the message is queued (`fingerprint`: a change after that hash shows as a
+//!    difference, never the reverse); a change that keeps the header's modules keeps them. The
+//!    hashing happens outside the lock, from the text just read; when the document changed
+//!    meanwhile (closed by the budget), it is done again.
 
 use std::path::Path;
 use std::pin::Pin as Pinned;
@@ -42,6 +60,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 use tokio::sync::futures::Notified;
 
+use super::fingerprint::{Imports, LakeConfig};
 use super::mirror::{Document, Entry, Mirror, Role, State, Twin, same_text};
 use super::twin_file::TwinFile;
 use crate::lean::error::HostError;
@@ -99,6 +118,20 @@ struct Inner {
     server: Arc<LeanServer>,
     limits: Limits,
     closed_for_budget: AtomicU64,
+    generation: AtomicU64,
+    /// The Lake configuration the runtime loaded, and the hashes of the workspace's files.
+    config: LakeConfig,
+}
+
+/// What a sync knows of its text's imports before Lean is given it (see the contract).
+#[derive(Debug)]
+enum Setup {
+    /// The text Lean has: nothing is set up.
+    Same,
+    /// Another text whose header imports the same modules as Lean's: nothing is set up anew.
+    Keep(Vec<String>),
+    /// Another header, or a document Lean does not have: its imports, hashed.
+    New(Arc<Imports>),
 }
 
 /// A call's hold on a real document (see the contract).
@@ -117,15 +150,45 @@ pub struct TwinLease {
 }
 
 impl DocumentSet {
-    /// The set of `server`, over `mirror` (Lean's notifications reach it there).
-    pub fn new(mirror: Arc<Mirror>, server: Arc<LeanServer>, limits: Limits) -> DocumentSet {
+    /// The set of `server`, over `mirror` (Lean's notifications reach it there), whose
+    /// workspace's Lake configuration, as the runtime loaded it, is `config`.
+    pub fn new(
+        mirror: Arc<Mirror>,
+        server: Arc<LeanServer>,
+        limits: Limits,
+        config: LakeConfig,
+    ) -> DocumentSet {
         DocumentSet {
             inner: Arc::new(Inner {
                 mirror,
                 server,
                 limits,
                 closed_for_budget: AtomicU64::new(0),
+                generation: AtomicU64::new(0),
+                config,
             }),
+        }
+    }
+
+    /// The Lake configuration the runtime loaded (receipts).
+    pub fn lake_config(&self) -> &LakeConfig {
+        &self.inner.config
+    }
+
+    /// What Lean will set up when `uri` is given `text` (see the contract).
+    fn setup(&self, uri: &str, text: &Arc<str>) -> Setup {
+        let known = {
+            let state = self.inner.mirror.lock();
+            match state.entries.get(uri).and_then(|e| e.document.as_ref()) {
+                Some(document) if same_text(&document.text, text) => return Setup::Same,
+                Some(document) => Some(document.imports.clone()),
+                None => None,
+            }
+        };
+        let modules = crate::lean::syntax::imports(text);
+        match known {
+            Some(known) if known.modules == modules => Setup::Keep(modules),
+            _ => Setup::New(Arc::new(self.inner.config.imports(modules))),
         }
     }
 
@@ -165,6 +228,12 @@ impl DocumentSet {
         if let Some(document) = state.entries.get_mut(uri).and_then(|e| e.document.as_mut()) {
             document.exited = exited;
         }
+    }
+
+    /// How many times Lean was given a new text of a real file or told of rewritten artifacts
+    /// (see the contract).
+    pub fn generation(&self) -> u64 {
+        self.inner.generation.load(Ordering::Acquire)
     }
 
     /// Real documents closed to stay within `--max-documents` so far.
@@ -211,16 +280,20 @@ impl DocumentSet {
         Ok(())
     }
 
-    /// Leases the twin of the document `real` pins, made where `place` says if it has none (see
+    /// Leases a twin of the document `real` pins for a run that will give it `text`: the idle
+    /// one sharing the longest prefix with it, or one made in a new slot where `place` says (see
     /// the contract).
     pub async fn lease_twin(
         &self,
         real: &Pin,
-        place: impl Fn() -> Placement,
+        place: impl Fn(usize) -> Placement,
+        text: &str,
         caller: &Caller<'_>,
     ) -> Result<TwinLease, HostError> {
         let (uri, link) = self
-            .wait_for(caller, |set, state| set.try_lease(state, &real.uri, &place))
+            .wait_for(caller, |set, state| {
+                set.try_lease(state, &real.uri, &place, text)
+            })
             .await?;
         Ok(TwinLease {
             set: self.clone(),
@@ -233,18 +306,22 @@ impl DocumentSet {
         &self,
         state: &mut State,
         real: &Arc<str>,
-        place: &dyn Fn() -> Placement,
+        place: &dyn Fn(usize) -> Placement,
+        text: &str,
     ) -> Result<(Arc<str>, TwinFile), String> {
         state.clock += 1;
         let now = state.clock;
-        if let Some((uri, entry)) = state.entries.iter_mut().find(|(_, e)| twin_of(e, real)) {
-            if entry.users > 0 || entry.closing > 0 {
-                return Err(
-                    "waiting for another speculative run on this file: one run at a time uses \
-                     a file's twin"
-                        .into(),
-                );
-            }
+        let shared = |e: &Entry| {
+            e.document
+                .as_ref()
+                .map_or(0, |d| shared_prefix(&d.text, text))
+        };
+        let best = state
+            .entries
+            .iter_mut()
+            .filter(|(_, e)| twin_of(e, real) && e.users == 0 && e.closing == 0)
+            .max_by_key(|(_, e)| (shared(e), e.last_used));
+        if let Some((uri, entry)) = best {
             entry.users = 1;
             entry.last_used = now;
             return Ok((uri.clone(), link_of(entry)));
@@ -266,9 +343,19 @@ impl DocumentSet {
             };
             self.close_locked(state, &victim);
         }
-        let placement = place();
+        let taken: Vec<usize> = state
+            .entries
+            .values()
+            .filter_map(|e| match &e.role {
+                Role::Twin(twin) if twin.real == *real => Some(twin.slot),
+                _ => None,
+            })
+            .collect();
+        let slot = (0..).find(|n| !taken.contains(n)).expect("a free slot");
+        let placement = place(slot);
         let role = Role::Twin(Twin {
             real: real.clone(),
+            slot,
             link: placement.link.clone(),
             probe_start: Position::default(),
         });
@@ -352,7 +439,7 @@ impl DocumentSet {
         Ok(closed)
     }
 
-    /// Closes `uri` in Lean now, with its twin when it is a real document; whether Lean had it
+    /// Closes `uri` in Lean now, with its twins when it is a real document; whether Lean had it
     /// open. Call under the lock, for an entry nobody uses.
     fn close_locked(&self, state: &mut State, uri: &Arc<str>) -> bool {
         let Some(entry) = state.entries.remove(uri) else {
@@ -369,12 +456,13 @@ impl DocumentSet {
         match entry.role {
             Role::Twin(twin) => twin.link.remove(),
             Role::Real => {
-                let twin = state
+                let twins: Vec<Arc<str>> = state
                     .entries
                     .iter()
-                    .find(|(_, e)| twin_of(e, uri))
-                    .map(|(twin, _)| twin.clone());
-                if let Some(twin) = twin {
+                    .filter(|(_, e)| twin_of(e, uri))
+                    .map(|(twin, _)| twin.clone())
+                    .collect();
+                for twin in twins {
                     self.close_locked(state, &twin);
                 }
             }
@@ -383,14 +471,17 @@ impl DocumentSet {
     }
 
     /// Gives Lean `text` as the whole of `uri`, a place `users` hold (see the contract).
+    /// `setup` is what the real document's sync knew of the text's imports (none for a twin);
+    /// `None` back when it no longer fits (see the contract), and nothing was sent.
     async fn give(
         &self,
         uri: &Arc<str>,
         text: Arc<str>,
         save: bool,
         probe_start: Option<Position>,
+        setup: Option<&Setup>,
         caller: &Caller<'_>,
-    ) -> Result<Synced, HostError> {
+    ) -> Result<Option<Synced>, HostError> {
         let batch = self.room(room_for(text.len()), caller).await?;
         let mut state = self.inner.mirror.lock();
         if let Some(ended) = &state.ended {
@@ -406,24 +497,30 @@ impl DocumentSet {
         if let (Some(start), Role::Twin(twin)) = (probe_start, &mut entry.role) {
             twin.probe_start = start;
         }
-        let (synced, batch) = self.apply(entry, uri, text, save, batch);
+        let Some((synced, batch)) = self.apply(entry, uri, text, save, setup, batch) else {
+            return Ok(None);
+        };
         batch.send();
-        Ok(synced)
+        Ok(Some(synced))
     }
 
-    /// Decides what Lean must be told for `entry` to have `text`, and records it.
+    /// Decides what Lean must be told for `entry` to have `text`, and records it; `None` when
+    /// `setup` no longer fits (nothing is told).
     fn apply(
         &self,
         entry: &mut Entry,
         uri: &Arc<str>,
         text: Arc<str>,
         save: bool,
+        setup: Option<&Setup>,
         mut batch: Batch,
-    ) -> (Synced, Batch) {
+    ) -> Option<(Synced, Batch)> {
         let memory = &self.inner.mirror.memory;
         let changed = match &entry.document {
             None => {
-                let document = Document::given(uri.clone(), text.clone(), memory);
+                let imports = set_up(setup, None)?;
+                let mut document = Document::given(uri.clone(), text.clone(), memory);
+                document.imports = imports;
                 batch.notify(
                     "textDocument/didOpen",
                     json!({
@@ -438,7 +535,9 @@ impl DocumentSet {
                 true
             }
             Some(document) if !same_text(&document.text, &text) => {
-                let document = Document::given(uri.clone(), text.clone(), memory);
+                let imports = set_up(setup, Some(document))?;
+                let mut document = Document::given(uri.clone(), text.clone(), memory);
+                document.imports = imports;
                 batch.notify(
                     "textDocument/didChange",
                     json!({
@@ -466,8 +565,11 @@ impl DocumentSet {
             }
             Some(_) => false,
         };
+        if changed && save {
+            self.inner.generation.fetch_add(1, Ordering::AcqRel);
+        }
         let document = entry.document.clone().expect("given just now");
-        (Synced { document, changed }, batch)
+        Some((Synced { document, changed }, batch))
     }
 
     async fn room(&self, bytes: usize, caller: &Caller<'_>) -> Result<Batch, HostError> {
@@ -559,6 +661,7 @@ impl DocumentSet {
                     .map(|uri| json!({"uri": uri, "type": CHANGED})),
             );
         }
+        self.inner.generation.fetch_add(1, Ordering::AcqRel);
         let kind = if created { CREATED } else { CHANGED };
         changes.push(json!({"uri": ilean, "type": kind}));
         client.notify_control(
@@ -622,7 +725,17 @@ impl Pin {
             .await
             .map_err(|e| HostError::invalid_params(format!("cannot read {}: {e}", path.display())))?
             .into();
-        self.set.give(&self.uri, text, true, None, caller).await
+        let set = &self.set;
+        let mut setup = set.setup(&self.uri, &text);
+        loop {
+            let given = set.give(&self.uri, text.clone(), true, None, Some(&setup), caller);
+            if let Some(synced) = given.await? {
+                return Ok(synced);
+            }
+            // The document changed since (closed for the budget): hash what Lean sets up now.
+            let modules = crate::lean::syntax::imports(&text);
+            setup = Setup::New(Arc::new(set.inner.config.imports(modules)));
+        }
     }
 }
 
@@ -656,10 +769,16 @@ impl TwinLease {
         caller: &Caller<'_>,
     ) -> Result<Document, HostError> {
         self.link.link().await?;
-        let given = self
-            .set
-            .give(&self.uri, text.into(), false, Some(probe_start), caller);
-        Ok(given.await?.document)
+        let given = self.set.give(
+            &self.uri,
+            text.into(),
+            false,
+            Some(probe_start),
+            None,
+            caller,
+        );
+        let given = given.await?.expect("a twin's text always fits");
+        Ok(given.document)
     }
 }
 
@@ -708,6 +827,11 @@ fn twin_of(entry: &Entry, real: &str) -> bool {
     matches!(&entry.role, Role::Twin(twin) if &*twin.real == real)
 }
 
+/// How many leading bytes two texts share.
+fn shared_prefix(a: &str, b: &str) -> usize {
+    a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count()
+}
+
 fn link_of(entry: &Entry) -> TwinFile {
     match &entry.role {
         Role::Twin(twin) => twin.link.clone(),
@@ -716,7 +840,7 @@ fn link_of(entry: &Entry) -> TwinFile {
 }
 
 /// The least recently used real document that may be closed: nobody pins it, no close waits on
-/// it, and no run holds its twin.
+/// it, and no run holds one of its twins.
 fn idle_real(state: &State) -> Option<Arc<str>> {
     let busy_twin = |real: &str| {
         state
@@ -732,6 +856,20 @@ fn idle_real(state: &State) -> Option<Arc<str>> {
         })
         .min_by_key(|(_, e)| e.last_used)
         .map(|(uri, _)| uri.clone())
+}
+
+/// The imports to record for a document Lean sets up now (`previous` its document before):
+/// none for a twin (no `setup`); `None` when `setup` was read for another state of the
+/// document (see the contract).
+fn set_up(setup: Option<&Setup>, previous: Option<&Document>) -> Option<Arc<Imports>> {
+    match (setup, previous) {
+        (None, _) => Some(Arc::default()),
+        (Some(Setup::New(imports)), _) => Some(imports.clone()),
+        (Some(Setup::Keep(modules)), Some(previous)) if previous.imports.modules == *modules => {
+            Some(previous.imports.clone())
+        }
+        _ => None,
+    }
 }
 
 fn revival(batch: &mut Batch, document: &Document) {

@@ -19,16 +19,26 @@
 //! 3. Removal removes only what [`TwinFile::link`] made: the link, if it is still a link to the
 //!    real file, then its directories up to and including the per-owner one, while they are
 //!    empty. A twin never made removes nothing, and nothing is ever removed through a link.
+//! 4. Making and removing links are serialized within the process: twins share their owner's
+//!    directories (every file's twin in one slot, `speculation/twins.rs`), so one twin's removal
+//!    must never take a directory away while another is being made in it.
 //!
 //! A link planted between the check and the creation (by someone acting on the machine while
 //! the twin is made) is outside this contract; a project's own links are not.
 
 use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use crate::lean::error::HostError;
+
+/// Held while a link is made or removed (see the contract).
+static ON_DISK: Mutex<()> = Mutex::new(());
+
+fn on_disk() -> MutexGuard<'static, ()> {
+    ON_DISK.lock().unwrap_or_else(|p| p.into_inner())
+}
 
 /// Where a twin's link is, what it points to, and whether [`TwinFile::link`] made it.
 #[derive(Debug, Clone)]
@@ -76,6 +86,7 @@ impl TwinFile {
     }
 
     fn link_now(&self) -> Result<(), HostError> {
+        let _serialized = on_disk();
         let path = self.path();
         self.directory()?;
         match path.symlink_metadata() {
@@ -154,6 +165,7 @@ impl TwinFile {
     /// Removes what [`TwinFile::link`] made (see the contract). Never fails: a link left
     /// behind costs a directory entry under `.lake`, never a user's file.
     pub fn remove(&self) {
+        let _serialized = on_disk();
         if !self.made.swap(false, Ordering::AcqRel) || !self.directories_are_real() {
             return;
         }
@@ -290,6 +302,39 @@ mod tests {
         std::fs::remove_file(file.path()).unwrap();
         std::fs::create_dir(file.path()).unwrap();
         unsafe_at(file.link_now().unwrap_err(), &file.path());
+    }
+
+    /// Twins of one owner share its directories: removing one (an evicted twin) while another
+    /// is being made must never take a directory away from under the one being made.
+    #[cfg(unix)]
+    #[test]
+    fn twins_sharing_an_owner_directory_are_made_while_others_are_removed() {
+        let root = tempfile::tempdir().unwrap();
+        let at = |name: &str| {
+            let target = root.path().join(format!("Fixture/{name}.lean"));
+            std::fs::create_dir_all(target.parent().unwrap()).unwrap();
+            std::fs::write(&target, "x").unwrap();
+            let owned = format!("7-1/Fixture/{name}.lean");
+            TwinFile::new(
+                root.path(),
+                Path::new("beam/twins"),
+                Path::new(&owned),
+                &target,
+            )
+        };
+        let (a, b) = (at("A"), at("B"));
+        let remover = std::thread::spawn(move || {
+            for _ in 0..1000 {
+                a.link_now().unwrap();
+                a.remove();
+            }
+        });
+        for n in 0..1000 {
+            let made = b.link_now();
+            assert!(made.is_ok(), "round {n}: {made:?}");
+            b.remove();
+        }
+        remover.join().unwrap();
     }
 
     #[test]

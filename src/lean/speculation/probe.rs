@@ -225,7 +225,7 @@ pub fn outcome(diagnostics: &[Diagnostic], twin: &TwinText) -> Outcome {
 }
 
 /// Lean's ``declaration uses 'sorry'`` (quoted `'sorry'` in older Leans, `` `sorry` `` in newer).
-fn is_sorry_warning(message: &str) -> bool {
+pub(super) fn is_sorry_warning(message: &str) -> bool {
     message
         .strip_prefix("declaration uses ")
         .is_some_and(|rest| rest.trim_matches(['\'', '`']) == "sorry")

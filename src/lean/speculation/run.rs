@@ -18,7 +18,12 @@
 //! 3. The verdict is `{success, messages, traces, proof_state, uses_sorry}`: `success` when
 //!    neither the probe nor what it causes on its declaration raised an error (`probe`);
 //!    `proof_state` the goals after it (tactic mode, on success), else `null`; `uses_sorry` when
-//!    Lean says the declaration still depends on `sorry`.
+//!    Lean says the declaration still depends on `sorry`. It keeps what Lean said of the twin's
+//!    text after the strict barrier (`receipt::lean_state`; `not_checked` for a text refused
+//!    before Lean was asked), which the run's receipt carries.
+//! 4. A verdict Lean gave is kept (`verdicts`), keyed by the text before the anchor, the anchor,
+//!    the probe's text and the state Lean was in; a run asked again answers from it (its
+//!    `checked` state included) and sends Lean nothing (not even a lease is taken).
 
 use std::path::Path;
 
@@ -28,11 +33,13 @@ use super::handles::HandleState;
 use super::modes::ProofModes;
 use super::probe::{self, TwinText};
 use super::twins;
+use super::verdicts::{Cached, Key, Kind, VerdictCache, sha256, validity};
 use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::goals::plain_goals;
 use crate::lean::session::mirror::Document;
+use crate::lean::session::receipt::{Reason, ReceiptState, lean_state};
 use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::session::{Pin, TwinLease};
 use crate::lean::text::{Position, offset_of};
@@ -98,6 +105,8 @@ pub struct Verdict {
     pub proof_state: Value,
     /// Lean says the declaration, with the probe, still depends on `sorry`.
     pub uses_sorry: bool,
+    /// What Lean said of the twin's text, for the run's receipt (`session/receipt.rs`).
+    pub checked: ReceiptState,
 }
 
 impl Verdict {
@@ -121,6 +130,7 @@ pub async fn run(
     file: &Path,
     document: &Document,
     start: &HandleState,
+    verdicts: &VerdictCache,
     caller: &Caller<'_>,
 ) -> Result<Verdict, HostError> {
     let last = start.steps.last().map(String::as_str).unwrap_or_default();
@@ -135,11 +145,31 @@ pub async fn run(
                 traces: Vec::new(),
                 proof_state: Value::Null,
                 uses_sorry: false,
+                checked: ReceiptState::Incomplete(Reason::NotChecked),
             });
         }
     }
-    let anchor = offset_of(&document.text, Position::new(start.line, start.character));
+    let at = Position::new(start.line, start.character);
+    let anchor = offset_of(&document.text, at);
     let twin_text = probe::twin_text(&document.text, anchor, &start.steps, start.tactic);
+    let generation = runtime.documents().generation();
+    let key = Key {
+        workspace: runtime.root().key().into(),
+        epoch: runtime.epoch(),
+        generation,
+        validity: validity(runtime.documents(), document),
+        uri: document.uri.clone(),
+        kind: Kind::Run {
+            tactic: start.tactic,
+        },
+        base: sha256(&document.text[..anchor]),
+        from: at,
+        to: at,
+        candidate: sha256(&twin_text.text[anchor..]),
+    };
+    if let Some(Cached::Run(verdict)) = verdicts.get(&key) {
+        return Ok(verdict);
+    }
     let (ran, _lease) = in_twin(runtime, real, file, &twin_text, caller).await?;
     let probe::Outcome {
         success,
@@ -154,18 +184,23 @@ pub async fn run(
     } else {
         Value::Null
     };
-    Ok(Verdict {
+    let verdict = Verdict {
         success,
         messages,
         traces,
         proof_state,
         uses_sorry,
-    })
+        checked: lean_state(&ran),
+    };
+    if runtime.documents().generation() == generation {
+        verdicts.put(key, Cached::Run(verdict.clone()));
+    }
+    Ok(verdict)
 }
 
 /// Gives the file's twin `text` and waits until Lean has finished that text; the twin as it then
 /// stands, and the lease the rest of the run holds (see the contract).
-async fn in_twin(
+pub(super) async fn in_twin(
     runtime: &Runtime,
     real: &Pin,
     file: &Path,
@@ -174,8 +209,8 @@ async fn in_twin(
 ) -> Result<(Document, TwinLease), HostError> {
     let set = runtime.documents();
     let (root, epoch) = (runtime.root().path(), runtime.epoch());
-    let place = || twins::placement(root, file, epoch);
-    let lease = set.lease_twin(real, place, caller).await?;
+    let place = |slot| twins::placement(root, file, epoch, slot);
+    let lease = set.lease_twin(real, place, &text.text, caller).await?;
     let mut events = set.mirror().subscribe();
     let given = lease.give(&text.text, text.start, caller).await?;
     let live = LiveDiagnostics::Off;

@@ -3,7 +3,8 @@
 //! and what of it a client may see; the set (`session/set.rs`) owns twins that are open.
 //!
 //! Contract:
-//! 1. A real file's twin is `<root>/.lake/beam/twins/<owner>/<relative path>`, in the build
+//! 1. A real file's twins (one per slot: several runs on one file go side by side, see
+//!    `session/set.rs`) are `<root>/.lake/beam/twins/<owner>/<relative path>`, in the build
 //!    directory, never among the project's sources: a link to the real file
 //!    (`session/twin_file.rs`), so that Lake, which finds a file by its real path, sets the twin
 //!    up exactly as the real module (its library's `leanOptions`, plugins and name) on every Lake
@@ -11,8 +12,10 @@
 //!    takes the twin's text from the client, never from the link. The cost: a path relative to
 //!    the file (`include_str`) resolves from the twin's directory. The owner names this process
 //!    and runtime (`<pid>-<epoch>`), so a runtime that is ending, or another lean-beam-mcp on the
-//!    same project, never makes or removes another's twin. A twin whose header Lean could not
-//!    process all the same ([`setup_failure`]) gives no verdict.
+//!    same project, never makes or removes another's twin; slot `n > 0` has an owner of its own,
+//!    `<pid>-<epoch>-<n>`, so no slot's path can be another file's (a relative path may start
+//!    with any directory name, a number included). A twin whose header Lean could not process
+//!    all the same ([`setup_failure`]) gives no verdict.
 //! 2. A twin's URI never leaks into a result. Lean indexes a twin's declarations like any
 //!    file's, so references, definitions and symbols may point into one: since a twin is the
 //!    real text up to its probe, a location before the probe is the real file's, and is mapped
@@ -56,10 +59,13 @@ pub fn setup_failure(twin: &Document) -> Option<String> {
     }
 }
 
-/// Where the twin of the real file at `path`, in the workspace at `root`, lives for the runtime
-/// `epoch` of this process (see the contract).
-pub fn placement(root: &Path, path: &Path, epoch: u64) -> Placement {
-    let owner = format!("{}-{epoch}", std::process::id());
+/// Where the twin in `slot` of the real file at `path`, in the workspace at `root`, lives for
+/// the runtime `epoch` of this process (see the contract).
+pub fn placement(root: &Path, path: &Path, epoch: u64, slot: usize) -> Placement {
+    let owner = match slot {
+        0 => format!("{}-{epoch}", std::process::id()),
+        n => format!("{}-{epoch}-{n}", std::process::id()),
+    };
     let owned = Path::new(&owner).join(relative(root, path));
     let link = TwinFile::new(root, Path::new(TWINS_IN_LAKE), &owned, path);
     Placement {
@@ -172,11 +178,18 @@ mod tests {
 
     #[test]
     fn twins_live_under_the_build_directory_and_are_recognised_everywhere() {
-        let twin = placement(Path::new("/w"), Path::new("/w/A/B.lean"), 3);
+        let twin = placement(Path::new("/w"), Path::new("/w/A/B.lean"), 3, 0);
         let owned = format!("/w/.lake/beam/twins/{}-3/A/B.lean", std::process::id());
         assert_eq!(&*twin.uri, format!("file://{owned}"));
         assert_eq!(twin.link.path(), PathBuf::from(owned));
         assert!(is_twin_uri(&twin.uri));
+        let second = placement(Path::new("/w"), Path::new("/w/A/B.lean"), 3, 1);
+        let owned = format!("/w/.lake/beam/twins/{}-3-1/A/B.lean", std::process::id());
+        assert_eq!(second.link.path(), PathBuf::from(owned));
+        assert!(is_twin_uri(&second.uri));
+        // A slot never lands on another file's twin, whatever its relative path.
+        let numbered = placement(Path::new("/w"), Path::new("/w/1/A/B.lean"), 3, 0);
+        assert_ne!(numbered.link.path(), second.link.path());
         assert_eq!(TWINS_DIR, format!(".lake/{TWINS_IN_LAKE}"));
         assert!(!is_twin_uri("file:///w/A/B.lean"));
         assert!(!is_twin_uri("file:///w/A/B.beam-twin.lean"));

@@ -1,7 +1,9 @@
 //! One Lean lexer for the whole host: what of a Lean text is code (`lexer`), and what the host
 //! reads from it — `sorry`s and holes (`lean_todo`), where commands start (`commands`: the one
 //! command of `lean_run_at`, `lean_todo`'s code action chunks), the tactic around a position
-//! (`tactics`, for `lean_goals`) and a text's first tactic (the self-check).
+//! (`tactics`, for `lean_goals`), a text's first tactic (the self-check), and declarations: the
+//! command around an edit, its statement and body, a declaration by name (`declarations`, for
+//! `lean_try_edit`).
 //!
 //! Contract:
 //! 1. Everything here reads a text through the one lexer, so no two tools disagree about what
@@ -13,11 +15,15 @@
 //!    `by` token (comments and blank space skipped).
 
 mod commands;
+mod declarations;
+mod header;
 mod lexer;
 mod tactics;
 
 use crate::lean::text::Position;
 pub use commands::{command_lines, command_starts};
+pub use declarations::{Command, NotFound, command_around, declaration_named, statement};
+pub use header::imports;
 use lexer::Lexed;
 pub use tactics::tactic_column;
 

@@ -16,6 +16,9 @@
 //!    most the line's UTF-16 length); otherwise `invalidParams`.
 //! 6. A call that uses a document holds its pin ([`LeanCall::document`]) for as long as it uses
 //!    it, so the document budget never closes it under the call.
+//! 7. A call remembers the last text of its document it read (and the runtime it read it in),
+//!    so that a typed error about the document carries its receipt ([`LeanCall::with_receipt`],
+//!    `session/receipt.rs`).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -28,6 +31,7 @@ use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::mirror::Document;
+use crate::lean::session::receipt;
 use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::session::{Pin, Synced};
 use crate::lean::speculation::twins::is_twin_uri;
@@ -85,6 +89,10 @@ pub struct LeanCall<'a> {
     note: Option<String>,
     /// The hold on the runtime for as long as the call lasts.
     in_use: Option<InUse>,
+    /// The runtime, once the call has one.
+    lean: Option<Arc<Runtime>>,
+    /// The last text of the call's document it read (see the contract).
+    read: std::sync::Mutex<Option<Document>>,
 }
 
 impl<'a> LeanCall<'a> {
@@ -100,6 +108,8 @@ impl<'a> LeanCall<'a> {
             path: args.optional_text("path")?.unwrap_or_default(),
             note: None,
             in_use: None,
+            lean: None,
+            read: std::sync::Mutex::default(),
         })
     }
 
@@ -127,7 +137,26 @@ impl<'a> LeanCall<'a> {
             self.note = note;
         }
         self.in_use = Some(in_use);
+        self.lean = Some(runtime.clone());
         Ok(runtime)
+    }
+
+    /// Remembers `document` as the last text of the call's document it read.
+    fn remember(&self, document: &Document) {
+        *self.read.lock().unwrap_or_else(|p| p.into_inner()) = Some(document.without_reports());
+    }
+
+    /// `error` with the receipt of the call's document in its state, when it is a typed error
+    /// about the document the call read (see the contract).
+    pub fn with_receipt(&self, error: HostError) -> HostError {
+        let read = self.read.lock().unwrap_or_else(|p| p.into_inner());
+        let (Some(runtime), Some(document)) = (&self.lean, read.as_ref()) else {
+            return error;
+        };
+        match receipt::for_error(runtime.documents(), document, &error) {
+            Some(receipt) => error.with_receipt(receipt.to_json()),
+            None => error,
+        }
     }
 
     /// The `path` argument as given (results echo it).
@@ -207,6 +236,7 @@ impl<'a> LeanCall<'a> {
         let file = self.file()?;
         let pin = self.pin(runtime, &file).await?;
         let synced = pin.sync(&file, &self.caller()).await?;
+        self.remember(&synced.document);
         Ok((pin, synced))
     }
 
@@ -235,7 +265,9 @@ impl<'a> LeanCall<'a> {
             &mut events,
             Follow::AnyText,
         );
-        Ok((pin, document.await?, all))
+        let document = document.await?;
+        self.remember(&document);
+        Ok((pin, document, all))
     }
 
     /// Checks the caller's `version` against the document's current one.

@@ -11,7 +11,7 @@
 //!    `codeActionProvider.resolveProvider` (`leanLacksFeature`, `server/capabilities.rs`), before
 //!    the document is opened. Then the caller's version must be current
 //!    (`contentModified`), then `codeAction/resolve` is sent with the action exactly as given,
-//!    and the answer is `{version, code_action}` with the resolved action through
+//!    and the answer is `{version, code_action, receipt}` with the resolved action through
 //!    `for_client`.
 //! 3. Beam applies nothing: the client applies the returned `WorkspaceEdit` itself, then calls
 //!    `lean_update` or `lean_sync` so Beam reads the edited file.
@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 use super::schema::{LeanTool, path, read_only, version};
 use crate::lean::error::HostError;
 use crate::lean::session::ask::ask_once;
+use crate::lean::session::receipt;
 use crate::lean::speculation::twins::{for_client, is_twin_uri};
 use crate::lean::state::HostState;
 use crate::lean::text::file_uri;
@@ -77,7 +78,8 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
              only; there is nothing to apply to the file",
         )
     })?;
-    Ok(json!({"version": document.version, "code_action": resolved}))
+    let receipt = receipt::now(set, &document, None).to_json();
+    Ok(json!({"version": document.version, "code_action": resolved, "receipt": receipt}))
 }
 
 /// Checks that `action` can be sent to Lean for the file `uri` (see the contract).

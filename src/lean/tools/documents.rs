@@ -3,11 +3,12 @@
 //!
 //! Contract:
 //! 1. `lean_update` re-reads the file and brings Lean's copy up to date without waiting:
-//!    `{version, changed}`.
+//!    `{version, changed, receipt}`, the receipt `incomplete` (`not_checked`) unless an earlier
+//!    call saw Lean finish the version.
 //! 2. `lean_sync` does the same, then waits on `textDocument/waitForDiagnostics` for that
 //!    version (the only message an unchanged document costs), streaming progress and live
 //!    diagnostics, and answers `{path, version, diagnostics: {counts, items?}, readiness,
-//!    document_progress}`. Counts and readiness are always complete; `diagnostic_scope` (errors
+//!    document_progress, receipt}`. Counts and readiness are always complete; `diagnostic_scope` (errors
 //!    or all) filters live logs and items, `diagnostics_in_result` adds the items.
 //! 3. A document whose imports are out of date is not final: `syncBarrierIncomplete`, with the
 //!    stale notices and a recovery plan; one whose imports Lake could not build is
@@ -24,6 +25,7 @@ use serde_json::{Value, json};
 use super::schema::{LeanTool, path, string_enum};
 use crate::lean::error::HostError;
 use crate::lean::session::diagnostics;
+use crate::lean::session::receipt::{self, Reason, ReceiptState};
 use crate::lean::state::HostState;
 use crate::lean::text::file_uri;
 use crate::lean::tools::call::LeanCall;
@@ -121,7 +123,16 @@ pub async fn call(
     match tool {
         UPDATE => {
             let (_pin, synced) = call.document(&runtime).await?;
-            Ok(json!({"version": synced.document.version, "changed": synced.changed}))
+            let mut receipt = receipt::now(runtime.documents(), &synced.document, None);
+            if receipt.state == ReceiptState::Incomplete(Reason::Elaborating) {
+                // Unless an earlier call saw Lean finish this version, this one did not wait.
+                receipt.state = ReceiptState::Incomplete(Reason::NotChecked);
+            }
+            Ok(json!({
+                "version": synced.document.version,
+                "changed": synced.changed,
+                "receipt": receipt.to_json(),
+            }))
         }
         SYNC => sync(call, &runtime, false).await,
         REFRESH => sync(call, &runtime, true).await,
@@ -155,5 +166,6 @@ async fn sync(call: &LeanCall<'_>, runtime: &Runtime, reopen: bool) -> Result<Va
         "diagnostics": counts,
         "readiness": diagnostics::readiness(&document.diagnostics, document.header_error().is_some()),
         "document_progress": document.progress.to_json(),
+        "receipt": receipt::now(runtime.documents(), &document, None).to_json(),
     }))
 }

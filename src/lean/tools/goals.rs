@@ -12,13 +12,14 @@
 //! 2. `null` from Lean means no tactic is there: `invalidParams`, saying Lean has no proof
 //!    goals at that position.
 //! 3. Goals are answered in the goal shape (`session/goals.rs`), with the position Lean was
-//!    asked at.
+//!    asked at, and the document's `receipt`.
 
 use serde_json::{Value, json};
 
 use super::schema::{LeanTool, character, line, path, read_only, string_enum, version};
 use crate::lean::error::HostError;
 use crate::lean::session::goals::plain_goals;
+use crate::lean::session::receipt;
 use crate::lean::state::HostState;
 use crate::lean::syntax::tactic_column;
 use crate::lean::tools::call::LeanCall;
@@ -74,5 +75,6 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
         ))
         .with_data(json!({"position": position.to_json(), "asked": asked.to_json()})));
     };
-    Ok(json!({"mode": mode, "position": asked.to_json(), "goals": goals}))
+    let receipt = receipt::now(set, &document, None).to_json();
+    Ok(json!({"mode": mode, "position": asked.to_json(), "goals": goals, "receipt": receipt}))
 }

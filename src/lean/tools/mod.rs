@@ -9,8 +9,12 @@
 //!
 //! Tools that need no Lean never start one: `beam_version`, `beam_stats` and
 //! `beam_feedback_report` read what the host holds; `lean_drop_workspace` ends a runtime;
-//! `lean_close` closes in a running Lean only; `lean_release` checks and forgets a handle. Every
-//! other tool starts the workspace's Lean on first use.
+//! `lean_close` closes in a running Lean only; `lean_release` checks and forgets a handle;
+//! `lean_check_receipt` reads files only. Every other tool starts the workspace's Lean on first
+//! use.
+//!
+//! The tools of [`WITH_RECEIPT`], every Lean tool that reads a document, answer with its
+//! receipt (`session/receipt.rs`) and say so in their descriptions.
 
 pub mod admin;
 pub mod args;
@@ -21,10 +25,12 @@ pub mod documents;
 pub mod feedback;
 pub mod goals;
 pub mod navigation;
+pub mod receipts;
 pub mod save;
 pub mod schema;
 pub mod speculative;
 pub mod todo;
+pub mod try_edit;
 pub mod version;
 
 use std::time::Instant;
@@ -37,6 +43,28 @@ use crate::lean::stats::Outcome;
 use crate::lean::tools::call::LeanCall;
 use crate::lean::workspace::root::WorkspaceRoot;
 use crate::mcp::{CallContext, ToolSpec};
+
+/// The tools whose results carry a receipt: every Lean tool that reads a document.
+pub const WITH_RECEIPT: [&str; 18] = [
+    speculative::RUN_AT,
+    speculative::RUN_AT_HANDLE,
+    navigation::HOVER,
+    navigation::SIGNATURE_HELP,
+    navigation::DEFINITION,
+    navigation::REFERENCES,
+    navigation::DOCUMENT_SYMBOLS,
+    goals::GOALS,
+    todo::TODO,
+    code_actions::RESOLVE,
+    speculative::RUN_WITH,
+    speculative::RUN_WITH_LINEAR,
+    documents::UPDATE,
+    documents::SYNC,
+    documents::REFRESH,
+    save::SAVE,
+    save::CLOSE_SAVE,
+    try_edit::TRY_EDIT,
+];
 
 /// Every tool, in listing order.
 pub fn catalog() -> Vec<ToolSpec> {
@@ -52,6 +80,7 @@ pub fn catalog() -> Vec<ToolSpec> {
     tools.push(todo::spec());
     tools.push(code_actions::spec());
     tools.extend(speculative::handle_specs());
+    tools.push(try_edit::spec());
     tools.extend(documents::specs());
     // lean_save and lean_close_save sit between lean_refresh and lean_close.
     let close = tools
@@ -59,12 +88,23 @@ pub fn catalog() -> Vec<ToolSpec> {
         .position(|t| t.name == documents::CLOSE)
         .unwrap_or(tools.len());
     tools.splice(close..close, save::specs());
+    tools.push(receipts::spec());
     tools
+        .into_iter()
+        .map(|spec| {
+            if WITH_RECEIPT.contains(&spec.name.as_str()) {
+                schema::with_receipt_hint(spec)
+            } else {
+                spec
+            }
+        })
+        .collect()
 }
 
-/// Whether a tool is process-wide (reports nothing while it runs).
+/// Whether a tool reports nothing while it runs: the process-wide ones, and
+/// `lean_check_receipt`, which reads a few files and never waits on Lean.
 pub fn is_quiet(tool: &str) -> bool {
-    matches!(tool, version::NAME | admin::STATS)
+    matches!(tool, version::NAME | admin::STATS | receipts::CHECK)
 }
 
 /// Runs one call.
@@ -91,11 +131,13 @@ pub async fn dispatch(
                 | speculative::RUN_WITH_LINEAR
                 | speculative::RELEASE => speculative::call(tool, state, &mut call).await,
                 todo::TODO => todo::call(state, &mut call).await,
+                try_edit::TRY_EDIT => try_edit::call(state, &mut call).await,
                 code_actions::RESOLVE => code_actions::call(state, &mut call).await,
                 documents::UPDATE | documents::SYNC | documents::REFRESH | documents::CLOSE => {
                     documents::call(tool, state, &mut call).await
                 }
                 save::SAVE | save::CLOSE_SAVE => save::call(tool, state, &mut call).await,
+                receipts::CHECK => receipts::call(&call),
                 _ if tool.starts_with("lean_") => navigation::call(tool, state, &mut call).await,
                 other => Err(HostError::internal(format!(
                     "{other} is listed but not implemented"
@@ -105,7 +147,9 @@ pub async fn dispatch(
                 Ok(_) => Outcome::Success,
                 Err(error) => Outcome::Error(error.code),
             });
-            result.map(|value| call.finish(value))
+            result
+                .map(|value| call.finish(value))
+                .map_err(|error| call.with_receipt(error))
         }
     }
 }

@@ -13,6 +13,8 @@
 //!    location's `uri` is the host's for its file, whichever form Lean wrote it in, and it also
 //!    names its `path` (relative to the workspace root when inside it).
 //! 4. Symbols answer `{result: [...]}` as Lean gives them; workspace symbols need no document.
+//!    Every answer about a document carries its `receipt` (`session/receipt.rs`); workspace
+//!    symbols, about no document, none.
 //! 5. A tool whose request this Lean does not offer (its `initialize` capabilities,
 //!    `server/capabilities.rs`) is refused before its document is opened: `invalidParams` with
 //!    `reason: "leanLacksFeature"`.
@@ -23,6 +25,7 @@ use super::schema::{LeanTool, character, line, path, read_only, version};
 use crate::lean::error::HostError;
 use crate::lean::session::DocumentSet;
 use crate::lean::session::ask::ask_once;
+use crate::lean::session::receipt;
 use crate::lean::speculation::twins::shown_location;
 use crate::lean::state::HostState;
 use crate::lean::text::{Position, canonical_uri, uri_path};
@@ -160,14 +163,16 @@ pub async fn call(
         }
     };
     let answer = ask_once(set, &document, &call.caller(), method, params).await?;
-    Ok(match tool {
+    let mut result = match tool {
         HOVER | SIGNATURE_HELP => match answer {
             Value::Null => json!({"result": null}),
             object => object,
         },
         DEFINITION | REFERENCES => json!({"result": locations(answer, call, set)}),
         _ => json!({"result": list(answer)}),
-    })
+    };
+    result["receipt"] = receipt::now(set, &document, None).to_json();
+    Ok(result)
 }
 
 /// The LSP request a tool of this family makes.

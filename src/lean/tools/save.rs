@@ -8,14 +8,17 @@
 //! 2. A document that is not save-ready is refused: `invalidParams` "cannot save artifacts for a
 //!    document with errors; diagnostics: …", with `{sync}` as data. Nothing is built.
 //! 3. Then the checkpoint (`checkpoint`): `lake build +<Module>`, which re-elaborates the module
-//!    in a fresh Lean process (the language server's results cannot be written out), its job
-//!    lines forwarded as progress, the artifacts it keeps checked to exist, importers told.
+//!    in a fresh Lean process (the language server's results cannot be written out), or fetches
+//!    it from Lake's artifact cache, its job lines forwarded as progress; then where Lake says
+//!    the artifacts are (`lake query`), checked to exist; importers told.
 //! 4. The result: `{path, module, version, source_hash, olean, ilean, c, trace, olean_server?,
-//!    olean_private?, ir?, bc?, sync, document_progress}`. `source_hash` is 16 hex digits
+//!    olean_private?, ir?, bc?, sync, document_progress, receipt}`, the paths absolute: `olean`
+//!    and `c` may be in Lake's artifact cache, outside the workspace; `trace`, Lake's record of
+//!    the build, is in its build directory. `source_hash` is 16 hex digits
 //!    identifying the checked text (FNV-1a 64 of its UTF-8 bytes; not Lake's own hash, which
 //!    depends on the toolchain).
 //! 5. `lean_close_save` saves, then closes the document: `{closed: true, saved: <the save
-//!    result>, document_progress}`. A save that fails leaves the document open.
+//!    result>, document_progress, receipt}` (the save's receipt). A save that fails leaves the document open.
 //! 6. Descriptions call the result a checkpoint, never CI success.
 
 use serde_json::{Value, json};
@@ -24,6 +27,7 @@ use super::schema::{LeanTool, path, string_enum};
 use crate::lean::error::HostError;
 use crate::lean::lake::checkpoint::{self, Checkpoint, Lake};
 use crate::lean::session::diagnostics::{self, Diagnostic};
+use crate::lean::session::receipt;
 use crate::lean::state::HostState;
 use crate::lean::text::file_uri;
 use crate::lean::tools::call::LeanCall;
@@ -72,8 +76,10 @@ pub fn specs() -> Vec<ToolSpec> {
             "Checkpoint one Lean module: sync it (read it from disk and wait for Lean's \
              diagnostics), refuse if it has errors, then run `lake build +<Module>`, which \
              re-elaborates the module in a fresh Lean process (the language server's results \
-             cannot be written out), and return the artifact paths Lake wrote (.olean, .ilean, \
-             .c, trace) with the sync result. Open files importing it are told it changed.",
+             cannot be written out), and return the artifact paths Lake reports (.olean, \
+             .ilean, .c, trace; with Lake's artifact cache on, the .olean and .c may be in the \
+             cache, outside the workspace) with the sync result. Open files importing it are \
+             told it changed.",
         ),
         tool(
             CLOSE_SAVE,
@@ -98,7 +104,13 @@ pub async fn call(
             let uri = file_uri(&file).into();
             runtime.documents().close(&uri, &call.caller()).await?;
             let progress = saved["document_progress"].clone();
-            Ok(json!({"closed": true, "saved": saved, "document_progress": progress}))
+            let receipt = saved["receipt"].clone();
+            Ok(json!({
+                "closed": true,
+                "saved": saved,
+                "document_progress": progress,
+                "receipt": receipt,
+            }))
         }
         other => Err(HostError::internal(format!("{other} is not a save tool"))),
     }
@@ -141,6 +153,7 @@ async fn save(
         &caller,
     )
     .await?;
+    let receipt = receipt::now(set, &document, None).to_json();
     // The latest observation of the checked version (a newer version is another text).
     let progress = set
         .mirror()
@@ -154,6 +167,7 @@ async fn save(
         "source_hash": source_hash(&document.text),
         "sync": sync,
         "document_progress": progress.to_json(),
+        "receipt": receipt,
     });
     if let Value::Object(fields) = &mut result {
         fields.extend(artifacts.fields());

@@ -3,7 +3,8 @@
 //!
 //! Contract: every input schema is a closed draft 2020-12 object; `workspace` is on every Lean
 //! tool and is the last required property; naturals are integers with `minimum: 0`; every Lean
-//! tool's description ends with the progress hint and the source-edit invariant.
+//! tool's description ends with the progress hint and the source-edit invariant, after the
+//! receipt hint when its result carries a receipt.
 
 use serde_json::{Map, Value, json};
 
@@ -13,6 +14,11 @@ use crate::mcp::{Execution, StatusNotice, ToolAnnotations, ToolSpec};
 pub const PROGRESS_HINT: &str = "For detailed live updates, clients can pass `tools/call` \
     `_meta.progressToken`; without one, Beam emits one status log when setup or a long-running \
     request is detected and the request's logging policy admits notice-level events.";
+
+/// What the description of every tool whose result carries a receipt says of it, before the
+/// progress hint (the states are explained once, in `lean_check_receipt`'s description).
+pub const RECEIPT_HINT: &str = "The result carries a receipt naming exactly the text Lean \
+    checked and whether Lean finished it (its states: see lean_check_receipt).";
 
 /// What every `lean_*` description ends with.
 pub const INVARIANT: &str =
@@ -134,6 +140,15 @@ impl LeanTool<'_> {
             status: self.status,
         }
     }
+}
+
+/// `spec` with [`RECEIPT_HINT`] in its description, before the common endings.
+pub fn with_receipt_hint(mut spec: ToolSpec) -> ToolSpec {
+    let ending = format!("{PROGRESS_HINT} {INVARIANT}");
+    if let Some(base) = spec.description.strip_suffix(&ending) {
+        spec.description = format!("{base}{RECEIPT_HINT} {ending}");
+    }
+    spec
 }
 
 /// Annotations of an observational tool.

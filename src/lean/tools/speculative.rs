@@ -10,8 +10,10 @@
 //!    the run's mode and anchor are Lean's (`run::start_at`); a command-mode text of more than
 //!    one command is refused with `success: false` and a `runAtSupportsOneCommandOnly:` message,
 //!    without asking Lean.
-//! 3. The result is the run's verdict `{success, messages, traces, proof_state, uses_sorry}` and
-//!    `next_handle`, only from the handle tools, on success.
+//! 3. The result is the run's verdict `{success, messages, traces, proof_state, uses_sorry}`,
+//!    `next_handle`, only from the handle tools, on success, and the `receipt` of the document's
+//!    version the run's text came from, in the state of the twin's strict barrier for that text
+//!    (`superseded` when the document moved on meanwhile).
 //! 4. `lean_run_with` continues a handle's state with more text (the probe is the handle's texts
 //!    then this one) and keeps the handle; `lean_run_with_linear` spends it first, whatever the
 //!    run's outcome, in the same step as it is checked (two linear runs never spend one
@@ -28,6 +30,7 @@ use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::session::Pin;
 use crate::lean::session::mirror::Document;
+use crate::lean::session::receipt;
 use crate::lean::speculation::handles::{Expected, HandleState};
 use crate::lean::speculation::run;
 use crate::lean::state::HostState;
@@ -234,6 +237,7 @@ impl Run<'_> {
             self.file,
             self.document,
             &start,
+            &self.state.verdicts,
             self.caller,
         )
         .await?;
@@ -244,6 +248,9 @@ impl Run<'_> {
         };
         let mut result = verdict.to_json();
         result["next_handle"] = next_handle;
+        let set = self.runtime.documents();
+        let checked = Some(verdict.checked);
+        result["receipt"] = receipt::now(set, self.document, checked).to_json();
         Ok(result)
     }
 }

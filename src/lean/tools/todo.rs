@@ -20,7 +20,7 @@
 //!    asks Lean nothing more (`proof_state` only on incomplete proofs, from their message);
 //!    `basic` also gives incomplete proofs `run_at_text: "exact ?_"`, and asks Lean the goals at
 //!    each `sorry` and hole in the range (see `suggest`).
-//! 5. The result is `{version, range, items}`, items in order (start, end, kind). When the
+//! 5. The result is `{version, range, items, receipt}`, items in order (start, end, kind). When the
 //!    document moved to another version while Lean was asked (another call changed it), the
 //!    items could mix two texts: `contentModified`.
 
@@ -38,6 +38,7 @@ use crate::lean::session::DocumentSet;
 use crate::lean::session::ask::ask_once;
 use crate::lean::session::barrier::{Follow, barrier};
 use crate::lean::session::mirror::Document;
+use crate::lean::session::receipt;
 use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::speculation::twins::for_client;
 use crate::lean::state::HostState;
@@ -137,6 +138,7 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
         "version": document.version,
         "range": query.range.to_json(),
         "items": items.iter().map(Item::to_json).collect::<Vec<_>>(),
+        "receipt": receipt::now(set, &document, None).to_json(),
     }))
 }
 

@@ -1,12 +1,15 @@
 //! The workspace's Lake configuration as a cheap stamp: the files whose change means Lean must
 //! load the workspace again, with their modification time and size.
 //!
-//! Contract: [`ConfigStamp::read`] costs one `stat` per file of [`CONFIG_FILES`];
+//! Contract: [`ConfigStamp::read`] costs one `stat` per file of [`CONFIG_FILES`] (a runtime's
+//! first stamp is the one its [`LakeConfig`] read, [`ConfigStamp::of`]);
 //! [`ConfigStamp::changed_since`] names the files that differ (appeared, vanished, or changed
 //! time or size) between two stamps, in [`CONFIG_FILES`] order.
 
 use std::path::Path;
 use std::time::SystemTime;
+
+use crate::lean::session::fingerprint::LakeConfig;
 
 /// The files whose change means the workspace must be reloaded.
 pub const CONFIG_FILES: [&str; 4] = [
@@ -31,6 +34,17 @@ impl ConfigStamp {
                     let stamp = meta.and_then(|m| Some((m.modified().ok()?, m.len())));
                     (*name, stamp)
                 })
+                .collect(),
+        )
+    }
+
+    /// The stamp `config` read with its contents (it was read from [`CONFIG_FILES`]).
+    pub fn of(config: &LakeConfig) -> ConfigStamp {
+        ConfigStamp(
+            CONFIG_FILES
+                .iter()
+                .zip(config.stamps())
+                .map(|(name, (_, stamp))| (*name, *stamp))
                 .collect(),
         )
     }

@@ -5,7 +5,8 @@
 //! 1. [`Runtime::start`] starts the server (see `server`) with a mirror of its own whose
 //!    versions continue the workspace's [`VersionMemory`], then records the Lake configuration
 //!    as it stands after the handshake (Lake may write its manifest while it loads the
-//!    workspace: what counts as a change is what happens after that). With tracing on, each
+//!    workspace: what counts as a change is what happens after that): its stamp, and in the same
+//!    read its hash and toolchain for receipts ([`Runtime::lake_config`]). With tracing on, each
 //!    start writes its LSP traffic and stderr to a trace stream of its own (`trace_prefix`,
 //!    then the epoch).
 //! 2. [`Runtime::retire`] ends it for a reason that is not Lean's failure: work in flight
@@ -19,12 +20,13 @@ use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
-use super::config::ConfigStamp;
+use super::config::{CONFIG_FILES, ConfigStamp};
 use super::root::WorkspaceRoot;
 use crate::lean::error::HostError;
 use crate::lean::options::HostOptions;
 use crate::lean::server::process::GroupKiller;
 use crate::lean::server::{LeanServer, trace_prefix};
+use crate::lean::session::fingerprint::LakeConfig;
 use crate::lean::session::mirror::{Mirror, VersionMemory};
 use crate::lean::session::{DocumentSet, Limits};
 
@@ -63,8 +65,9 @@ impl Runtime {
             wait: options.lean_timeout,
             crash_grace: options.crash_grace,
         };
-        let documents = DocumentSet::new(mirror, server.clone(), limits);
-        let config = ConfigStamp::read(root.path());
+        let lake_config = LakeConfig::read(root.path(), &CONFIG_FILES);
+        let config = ConfigStamp::of(&lake_config);
+        let documents = DocumentSet::new(mirror, server.clone(), limits, lake_config);
         Ok(Runtime {
             root,
             epoch,
@@ -87,6 +90,11 @@ impl Runtime {
     /// What Lean has open.
     pub fn documents(&self) -> &DocumentSet {
         &self.documents
+    }
+
+    /// The Lake configuration it loaded, as receipts name it.
+    pub fn lake_config(&self) -> &LakeConfig {
+        self.documents.lake_config()
     }
 
     /// The server.

@@ -1,34 +1,21 @@
-//! `fake-lake build [targets]` and `fake-lake setup-file <path> [-]` (reference §C, §A1).
+//! What a module build is made of, for `fake-lake build` and `query` (`lake_jobs`), and
+//! `fake-lake setup-file <path> [-]` (reference §C, §A1).
 //!
-//! Build: targets are `+Mod` (a module some `[[lean_lib]]` builds, by Lake's rule in
-//! `lakefile`; facets like `:olean` ignored; any other module is `error: unknown module`), a
-//! library name (the modules its globs name, or every module under its directory when its root
-//! has no file), or another buildable module; no target means every library of
-//! `lakefile.toml`. Modules build in import order; each finished job prints `✔ [i/n] Built
-//! Mod` (`⚠` with warnings, `ℹ` with only information, followed by the log), a failed one
-//! `✖ [i/n] Building Mod` and its errors; dependents of a failure are skipped. Success ends
-//! with `Build completed successfully (N jobs).`, failure with `Some required targets logged
-//! failures:` and exit 1. An up-to-date module (its `.trace` holds the current input hash)
-//! prints nothing. A module fails when its analysis reports an error (directives, tactic
-//! rules). A `build-gate NAME` directive in a module stops its compilation (after its text was
-//! read) until `$FAKE_LEAN_GATE_DIR/NAME` exists, writing `NAME.entered` first;
-//! `build-gate-after NAME` stops the build the same way once the module's artifacts are written
-//! and its job line printed (Lake goes on after a job: other jobs, the build's summary). Artifacts:
-//! `.lake/build/lib/lean/M.{olean,ilean,trace}` and `.lake/build/ir/M.c`. Output goes to stderr
-//! (Lake's `BuildConfig.out` default), or stdout with `FAKE_LAKE_BUILD_OUT=stdout`. Each run is
-//! recorded in the trace as `{"event": "lake-build", "args": [...]}`.
+//! A module's jobs: its imports first ([`order`]); it fails when its analysis reports an error
+//! (directives, tactic rules; [`compile`], which also gives its input hash); its artifacts are
+//! `.lake/build/lib/lean/M.{olean,ilean,trace}` and `.lake/build/ir/M.c` ([`store`]; the
+//! `.ilean` lists declarations, the `.trace` records the input hash, outputs and log).
 //!
 //! Setup-file builds the imports the same way ([`failing_imports`]); under
 //! `FAKE_LAKE_SETUP_BUILD` an import that fails to build fails the setup as new Lake reports
 //! it (`Failed to build module dependencies.`, [`SetupBuild`]).
 
 use crate::analysis::Analysis;
+use crate::lake_cache::{self, Local, Outputs};
 use crate::lakefile::{self, Glob, Lib};
 use crate::text::Text;
-use crate::trace::Trace;
 use serde_json::{Value, json};
-use std::collections::HashMap;
-use std::io::{Read, Write};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 fn lib_dir(root: &Path) -> PathBuf {
@@ -39,17 +26,17 @@ fn artifact(root: &Path, module: &str, ext: &str) -> PathBuf {
     lib_dir(root).join(format!("{}.{ext}", module.replace('.', "/")))
 }
 
-fn source(root: &Path, module: &str) -> PathBuf {
+pub(crate) fn source(root: &Path, module: &str) -> PathBuf {
     lakefile::source_of(root, module)
 }
 
-fn has_config(root: &Path) -> bool {
+pub(crate) fn has_config(root: &Path) -> bool {
     lakefile::exists(root)
 }
 
 /// The modules a library's globs name (its root, by default), or every module under its root's
 /// directory when that root has no file.
-fn lib_modules(root: &Path, lib: &Lib) -> Vec<String> {
+pub(crate) fn lib_modules(root: &Path, lib: &Lib) -> Vec<String> {
     let src = lib.src_path(root);
     let under = |module: &str| {
         let mut files = Vec::new();
@@ -82,7 +69,7 @@ fn lib_modules(root: &Path, lib: &Lib) -> Vec<String> {
 
 /// Stops at the module's gates of one kind (see the module doc): `build-gate NAME` before it is
 /// compiled, `build-gate-after NAME` once its artifacts are written and its job line printed.
-fn build_gates(a: &Analysis, kind: &str) {
+pub(crate) fn build_gates(a: &Analysis, kind: &str) {
     let gates = a
         .directives
         .iter()
@@ -111,13 +98,13 @@ fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-fn analyze(root: &Path, module: &str) -> Option<Analysis> {
+pub(crate) fn analyze(root: &Path, module: &str) -> Option<Analysis> {
     let text = std::fs::read_to_string(source(root, module)).ok()?;
     Some(Analysis::new(Text::new(&text)))
 }
 
 /// Modules in dependency order (imports first), restricted to the project.
-fn order(root: &Path, targets: &[String]) -> Vec<(String, Vec<String>)> {
+pub(crate) fn order(root: &Path, targets: &[String]) -> Vec<(String, Vec<String>)> {
     let mut done: Vec<(String, Vec<String>)> = Vec::new();
     fn visit(root: &Path, m: &str, done: &mut Vec<(String, Vec<String>)>, stack: &mut Vec<String>) {
         if done.iter().any(|d| d.0 == m) || stack.iter().any(|s| s == m) {
@@ -172,7 +159,12 @@ pub fn write_artifacts(root: &Path, module: &str) -> std::io::Result<(Vec<String
     Ok((log, failed))
 }
 
-fn compile(root: &Path, module: &str, a: &Analysis, dep_hash: u64) -> (Vec<String>, bool, u64) {
+pub(crate) fn compile(
+    root: &Path,
+    module: &str,
+    a: &Analysis,
+    dep_hash: u64,
+) -> (Vec<String>, bool, u64) {
     let rel = source(root, module);
     let rel = rel.strip_prefix(root).unwrap_or(&rel).display().to_string();
     let mut log = Vec::new();
@@ -194,16 +186,19 @@ fn compile(root: &Path, module: &str, a: &Analysis, dep_hash: u64) -> (Vec<Strin
     (log, failed, fnv(a.text.as_str().as_bytes(), dep_hash))
 }
 
-fn store(
-    root: &Path,
-    module: &str,
-    a: &Analysis,
-    hash: u64,
-    log: &[String],
-) -> std::io::Result<()> {
-    let olean = artifact(root, module, "olean");
-    std::fs::create_dir_all(olean.parent().expect("has a parent"))?;
-    std::fs::write(&olean, format!("FAKEOLEAN {module} {hash:016x}\n"))?;
+/// The build directory's files of a module.
+pub fn local<'a>(root: &'a Path, module: &str) -> Local<'a> {
+    let rel = module.replace('.', "/");
+    Local {
+        root,
+        lib: lib_dir(root).join(&rel),
+        ir: root.join(".lake/build/ir").join(&rel),
+    }
+}
+
+/// What a build of the module writes: its `.olean`, its `.ilean` (the declarations' ranges) and
+/// its `.c`.
+pub fn outputs(module: &str, a: &Analysis, hash: u64) -> Outputs {
     let mut decls = serde_json::Map::new();
     for d in &a.outline.decls {
         if let (Some(n), Some((x, y))) = (&d.full_name, d.name_span) {
@@ -214,29 +209,33 @@ fn store(
             );
         }
     }
-    std::fs::write(
-        artifact(root, module, "ilean"),
-        json!({"version": 4, "module": module, "references": decls}).to_string(),
-    )?;
-    std::fs::write(
-        artifact(root, module, "trace"),
-        json!({"depHash": format!("{hash:016x}"), "log": log}).to_string(),
-    )?;
-    let c = root.join(format!(".lake/build/ir/{}.c", module.replace('.', "/")));
-    std::fs::create_dir_all(c.parent().expect("has a parent"))?;
-    std::fs::write(c, format!("// fake C output for {module}\n"))
+    [
+        ("olean", format!("FAKEOLEAN {module} {hash:016x}\n")),
+        (
+            "ilean",
+            json!({"version": 4, "module": module, "references": decls}).to_string(),
+        ),
+        ("c", format!("// fake C output for {module}\n")),
+    ]
 }
 
-fn stored_hash(root: &Path, module: &str) -> Option<(String, Vec<String>)> {
-    let t: Value =
-        serde_json::from_str(&std::fs::read_to_string(artifact(root, module, "trace")).ok()?)
-            .ok()?;
-    let log = t["log"]
-        .as_array()?
-        .iter()
-        .filter_map(|l| l.as_str().map(str::to_owned))
-        .collect();
-    Some((t["depHash"].as_str()?.to_owned(), log))
+/// Writes a module's artifacts and trace into the build directory, as a local build does.
+pub fn store(
+    root: &Path,
+    module: &str,
+    a: &Analysis,
+    hash: u64,
+    log: &[String],
+) -> std::io::Result<()> {
+    let local = local(root, module);
+    let outputs = outputs(module, a, hash);
+    for (ext, contents) in &outputs {
+        let path = local.path(ext);
+        std::fs::create_dir_all(path.parent().expect("has a parent"))?;
+        std::fs::write(path, contents)?;
+    }
+    let trace = lake_cache::trace_json(&format!("{hash:016x}"), &outputs, log, false);
+    std::fs::write(local.path("trace"), trace.to_string())
 }
 
 /// How `setup-file` reports imports it could not build (`FAKE_LAKE_SETUP_BUILD`, README
@@ -376,124 +375,6 @@ fn messages<'a>(root: &Path, module: &str, a: &'a Analysis) -> impl Iterator<Ite
         .flat_map(|s| &s.messages)
         .filter(|d| d.get("isSilent") != Some(&Value::Bool(true)))
         .filter_map(move |d| a.reported(d, &options))
-}
-
-pub fn build_main(args: &[String]) -> i32 {
-    let root = std::env::current_dir().unwrap_or_default();
-    let to_stdout = std::env::var("FAKE_LAKE_BUILD_OUT").as_deref() == Ok("stdout");
-    let mut out: Box<dyn Write> = if to_stdout {
-        Box::new(std::io::stdout())
-    } else {
-        Box::new(std::io::stderr())
-    };
-    if !has_config(&root) {
-        let _ = writeln!(
-            out,
-            "error: no configuration file with a supported extension:\n./lakefile.lean\n./lakefile.toml"
-        );
-        return 1;
-    }
-    let trace_path = std::env::var_os("FAKE_LEAN_TRACE").map(PathBuf::from);
-    Trace::open(trace_path.as_deref()).event(
-        "lake-build",
-        json!({"args": args, "pid": std::process::id()}),
-    );
-    let libs = lakefile::libraries(&root);
-    let mut targets = Vec::new();
-    for a in args.iter().filter(|a| !a.starts_with('-')) {
-        let a = a.split(':').next().unwrap_or(a);
-        let found = match a.strip_prefix('+') {
-            Some(m) => {
-                // Lake: `+M` names a module some library builds (`findTargetModule?`).
-                if lakefile::library_of(&root, m).is_none() || !source(&root, m).exists() {
-                    let _ = writeln!(out, "error: unknown module `{m}`");
-                    return 1;
-                }
-                vec![m.to_owned()]
-            }
-            None => match libs.iter().find(|l| l.name == a) {
-                Some(lib) => lib_modules(&root, lib),
-                None if lakefile::library_of(&root, a).is_some() && source(&root, a).exists() => {
-                    vec![a.to_owned()]
-                }
-                None => {
-                    let _ = writeln!(out, "error: unknown target `{a}`");
-                    return 1;
-                }
-            },
-        };
-        targets.extend(found);
-    }
-    if args.iter().all(|a| a.starts_with('-')) {
-        for l in &libs {
-            targets.extend(lib_modules(&root, l));
-        }
-    }
-    let jobs = order(&root, &targets);
-    let n = jobs.len();
-    let mut hashes: HashMap<String, u64> = HashMap::new();
-    let mut failed: Vec<String> = Vec::new();
-    for (i, (m, deps)) in jobs.iter().enumerate() {
-        if deps
-            .iter()
-            .any(|d| failed.contains(d) || !hashes.contains_key(d))
-        {
-            continue;
-        }
-        let Some(a) = analyze(&root, m) else { continue };
-        let dep_hash = deps.iter().fold(0u64, |h, d| h ^ hashes[d].rotate_left(7));
-        let (log, bad, hash) = compile(&root, m, &a, dep_hash);
-        let up_to_date = stored_hash(&root, m).filter(|(h, _)| *h == format!("{hash:016x}"));
-        let (verb, icon) = if bad {
-            ("Building", "✖")
-        } else if log.iter().any(|l| l.starts_with("warning")) {
-            ("Built", "⚠")
-        } else if !log.is_empty() {
-            ("Built", "ℹ")
-        } else {
-            ("Built", "✔")
-        };
-        match up_to_date {
-            Some((_, old_log)) => {
-                if !old_log.is_empty() {
-                    let _ = writeln!(out, "{icon} [{}/{n}] Replayed {m}", i + 1);
-                    for l in old_log {
-                        let _ = writeln!(out, "{l}");
-                    }
-                }
-            }
-            None => {
-                build_gates(&a, "build-gate");
-                if !bad && let Err(e) = store(&root, m, &a, hash, &log) {
-                    let _ = writeln!(out, "error: cannot write artifacts of {m}: {e}");
-                    failed.push(m.clone());
-                    continue;
-                }
-                // Lake prints a job's line once the job has finished, its artifacts written.
-                let _ = writeln!(out, "{icon} [{}/{n}] {verb} {m}", i + 1);
-                for l in &log {
-                    let _ = writeln!(out, "{l}");
-                }
-                let _ = out.flush();
-                build_gates(&a, "build-gate-after");
-            }
-        }
-        if bad {
-            failed.push(m.clone());
-        } else {
-            hashes.insert(m.clone(), hash);
-        }
-    }
-    if failed.is_empty() {
-        let _ = writeln!(out, "Build completed successfully ({n} jobs).");
-        0
-    } else {
-        let _ = writeln!(out, "Some required targets logged failures:");
-        for f in &failed {
-            let _ = writeln!(out, "- {f}");
-        }
-        1
-    }
 }
 
 /// `fake-lake setup-file <path> [-]`: exit 2 without a lakefile; exit 1 with the load log on

@@ -1,10 +1,10 @@
 //! `fake-lake`: the test stand-in for the `lake` executable. `serve [-- args]` runs the fake
 //! Lean language server on stdin/stdout in the current directory (the Lake project root);
-//! `build [targets]`, `setup-file <path> [-]` and `env [cmd args…]` imitate those Lake
-//! commands; `worker <uri>` is the per-document worker process the server starts. See the
+//! `build [targets]`, `query [targets]`, `setup-file <path> [-]` and `env [cmd args…]` imitate
+//! those Lake commands; `worker <uri>` is the per-document worker process the server starts. See the
 //! crate README.
 
-use fake_lean::{faults, lake_build, lake_env, server, worker};
+use fake_lean::{faults, lake_build, lake_env, lake_jobs, server, worker};
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -24,7 +24,8 @@ fn main() {
             }
         }
         Some("worker") => worker::worker_main(),
-        Some("build") => lake_build::build_main(&rest),
+        Some("build") => lake_jobs::build_main(&rest),
+        Some("query") => lake_jobs::query_main(&rest),
         Some("setup-file") => lake_build::setup_file_main(&rest),
         Some("env") => lake_env::env_main(&rest),
         Some("--version") | Some("version") => {

@@ -4,7 +4,8 @@
 //! 1. The updates that follow writes map versions to texts; a version naming two texts is a
 //!    violation, and every document version any answer names must be in the map (version 1 is
 //!    the initial text, unless an update says otherwise: versions start at 1 and only a read of
-//!    another text makes a new one).
+//!    another text makes a new one); a receipt, on a result or an error, names a version and
+//!    the SHA-256 of that version's text (`[receipt]`).
 //! 2. Every successful result equals the same call's alone on a fresh server for the text of
 //!    the version it is about (`fresh`); `lean_drop_workspace`, whose answer depends on what
 //!    ran before, is checked against the model instead (dropped exactly when a call used the
@@ -190,6 +191,8 @@ impl Oracle<'_> {
             &content["data"]["currentVersion"],
             &content["data"]["handleVersion"],
             &content["data"]["sync"]["version"],
+            &content["receipt"]["version"],
+            &content["data"]["receipt"]["version"],
         ];
         for version in named.into_iter().filter_map(Value::as_i64) {
             if let Some(doc) = call.doc
@@ -201,6 +204,27 @@ impl Oracle<'_> {
                     Some(call.step),
                     format!(
                         "{} named version {version}, which no update gave",
+                        call.tool
+                    ),
+                ));
+            }
+        }
+        // A receipt names a version and the hash of exactly that version's text.
+        for receipt in [&content["receipt"], &content["data"]["receipt"]] {
+            let (Some(version), Some(doc)) = (receipt["version"].as_i64(), call.doc) else {
+                continue;
+            };
+            let Some(text) = self.text(doc, version) else {
+                continue;
+            };
+            let hash = fresh::text_sha256(&texts::render(doc.file, text));
+            if receipt["text_sha256"] != hash.as_str() {
+                found.push(Violation::new(
+                    "receipt",
+                    Some(call.step),
+                    format!(
+                        "{}'s receipt names version {version} with another text's hash: \
+                         {receipt}",
                         call.tool
                     ),
                 ));

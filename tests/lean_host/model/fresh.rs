@@ -4,6 +4,7 @@
 //! Contract: [`normalise`] is how every answer is compared: machine paths are already
 //! placeholders (see `driver`), every `version` is checked to be the document version the
 //! answer is about and replaced, a save's `source_hash` is checked to be the FNV-1a 64 of the
+//! exact text and replaced, a `receipt` is checked to name the version and the SHA-256 of the
 //! exact text and replaced, `document_progress` is reduced to whether it is done, `workspace`,
 //! `note` and `lean_update`'s `changed` are dropped, and a `next_handle` object becomes a
 //! marker (a `null` one stays `null`). A handle chain is replayed: `lean_run_at_handle` with the
@@ -56,7 +57,7 @@ pub fn normalise(
             *hash = json!("[source_hash]");
         }
     }
-    walk(&mut content, version, wrong);
+    walk(&mut content, version, text, wrong);
     let kind = if result["isError"] == true {
         "error"
     } else {
@@ -65,7 +66,12 @@ pub fn normalise(
     json!({ kind: content })
 }
 
-fn walk(value: &mut Value, version: i64, wrong: &mut Vec<String>) {
+/// The SHA-256 of `text` in lowercase hex, as receipts name the text Lean checked.
+pub fn text_sha256(text: &str) -> String {
+    crate::harness::sha256_hex(text.as_bytes())
+}
+
+fn walk(value: &mut Value, version: i64, text: &str, wrong: &mut Vec<String>) {
     match value {
         Value::Object(object) => {
             for (key, field) in object.iter_mut() {
@@ -80,11 +86,22 @@ fn walk(value: &mut Value, version: i64, wrong: &mut Vec<String>) {
                         *field = field["done"].clone();
                     }
                     "next_handle" if field.is_object() => *field = json!("[handle]"),
-                    _ => walk(field, version, wrong),
+                    // What Lean said of the text depends on what ran before (another call's
+                    // barrier): the receipt is checked to name the text, then set aside.
+                    "receipt" if field.is_object() => {
+                        if field["version"].as_i64() != Some(version) {
+                            wrong.push(format!("receipt version {}", field["version"]));
+                        }
+                        if field["text_sha256"] != text_sha256(text) {
+                            wrong.push(format!("receipt text_sha256 {}", field["text_sha256"]));
+                        }
+                        *field = json!("[receipt]");
+                    }
+                    _ => walk(field, version, text, wrong),
                 }
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(|v| walk(v, version, wrong)),
+        Value::Array(items) => items.iter_mut().for_each(|v| walk(v, version, text, wrong)),
         _ => {}
     }
 }

@@ -12,7 +12,8 @@
 //!
 //! 1. versions: the updates after writes map versions to texts; no version names two texts
 //!    (`[version-map]`), every version an answer names is in the map (`[unknown-version]`),
-//!    and an answer is about the version it was asked at (`[wrong-version]`);
+//!    an answer is about the version it was asked at (`[wrong-version]`), and a receipt names
+//!    a version with the hash of its text (`[receipt]`);
 //! 2. isolation: every successful result equals the same call's alone on a fresh server for
 //!    the same text (`fresh`, memoised per test process), after normalisation
 //!    (`[differs-from-alone]`; `lean_drop_workspace` against the model, `[differs-from-model]`);
@@ -51,10 +52,10 @@
 mod allowed;
 mod bounds;
 mod check;
-mod driver;
+pub mod driver;
 mod fresh;
 mod program;
-mod project;
+pub mod project;
 mod run;
 mod texts;
 
@@ -117,25 +118,32 @@ fn words(name: &str) -> Vec<String> {
         .collect()
 }
 
+/// The number the environment variable `name` holds, if it is set.
+pub fn env_number(name: &str) -> Option<u64> {
+    std::env::var(name).ok().map(|v| {
+        v.trim()
+            .parse::<u64>()
+            .unwrap_or_else(|_| panic!("{name} must be a number, not {v:?}"))
+    })
+}
+
+/// The seed the environment variable `name` holds, else one drawn from the clock and the pid.
+pub fn env_seed(name: &str) -> u64 {
+    env_number(name).unwrap_or_else(|| {
+        let clock = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64);
+        clock ^ (u64::from(std::process::id()) << 32)
+    })
+}
+
 fn settings() -> &'static Settings {
     static SETTINGS: OnceLock<Settings> = OnceLock::new();
     SETTINGS.get_or_init(|| {
-        let number = |name: &str| {
-            std::env::var(name).ok().map(|v| {
-                v.trim()
-                    .parse::<u64>()
-                    .unwrap_or_else(|_| panic!("{name} must be a number, not {v:?}"))
-            })
-        };
-        let seed = number("LEAN_BEAM_MODEL_SEED").unwrap_or_else(|| {
-            let clock = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_nanos() as u64);
-            clock ^ (u64::from(std::process::id()) << 32)
-        });
+        let programs = env_number("LEAN_BEAM_MODEL_PROGRAMS");
         Settings {
-            seed,
-            programs: number("LEAN_BEAM_MODEL_PROGRAMS").map_or(DEFAULT_PROGRAMS, |n| n as usize),
+            seed: env_seed("LEAN_BEAM_MODEL_SEED"),
+            programs: programs.map_or(DEFAULT_PROGRAMS, |n| n as usize),
             only: words("LEAN_BEAM_MODEL_ONLY"),
             ignore: words("LEAN_BEAM_MODEL_IGNORE"),
         }
@@ -157,13 +165,21 @@ fn counted(found: Vec<Violation>) -> Vec<Violation> {
 
 /// Runs unit `n`'s programs, under its budgets, on one server while they pass; the report of
 /// the minimal failing one.
-fn unit(n: usize) -> Result<(), String> {
-    let s = settings();
-    let (max_documents, max_twins) = (n % 9 / 3 + 1, n % 3 + 1);
-    let count = UNIT.min(s.programs - n * UNIT);
-    let mut seed = [0u8; 32];
-    seed[..8].copy_from_slice(&s.seed.to_le_bytes());
-    seed[8..16].copy_from_slice(&(n as u64).to_le_bytes());
+/// One unit of a seeded suite: `count` cases drawn from `strategy` by a proptest runner seeded
+/// with `seed` and the unit's number `n`, each tried by `attempt` on the unit's shared server
+/// (`None` until `attempt` starts one, and again after a failure retires it). A failing case is
+/// shrunk, each candidate tried [`SHRINK_ATTEMPTS`] times, since a race need not happen each
+/// time. What the runner said, how many attempts ran, and the server left.
+pub fn seeded_unit<P: Clone + std::fmt::Debug, S>(
+    seed: u64,
+    n: usize,
+    count: usize,
+    strategy: &impl proptest::strategy::Strategy<Value = P>,
+    attempt: impl Fn(&P, &mut Option<S>) -> Vec<Violation>,
+) -> (Result<(), TestError<P>>, usize, Option<S>) {
+    let mut bytes = [0u8; 32];
+    bytes[..8].copy_from_slice(&seed.to_le_bytes());
+    bytes[8..16].copy_from_slice(&(n as u64).to_le_bytes());
     let config = Config {
         cases: count as u32,
         failure_persistence: None,
@@ -171,15 +187,13 @@ fn unit(n: usize) -> Result<(), String> {
         max_shrink_time: 240_000,
         ..Config::default()
     };
-    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &seed);
+    let rng = TestRng::from_seed(RngAlgorithm::ChaCha, &bytes);
     let mut runner = TestRunner::new_with_rng(config, rng);
     let server = RefCell::new(None);
     let shrinking = AtomicBool::new(false);
     let runs = AtomicUsize::new(0);
-    let started = Instant::now();
-    let strategy = program::programs(max_documents, max_twins);
-    let result = runner.run(&strategy, |program| {
-        // Once a program failed, a candidate gets a few tries (a race need not happen each
+    let result = runner.run(strategy, |case| {
+        // Once a case failed, a candidate gets a few tries (a race need not happen each
         // time), and a failure retires the server, so candidates carry little history.
         let attempts = if shrinking.load(Ordering::Relaxed) {
             SHRINK_ATTEMPTS
@@ -188,8 +202,7 @@ fn unit(n: usize) -> Result<(), String> {
         };
         for _ in 0..attempts {
             runs.fetch_add(1, Ordering::Relaxed);
-            let ran = run::run(&program, Some(&mut server.borrow_mut()));
-            let found = counted(check::check(&program, &ran));
+            let found = attempt(&case, &mut server.borrow_mut());
             if !found.is_empty() {
                 shrinking.store(true, Ordering::Relaxed);
                 server.borrow_mut().take();
@@ -198,14 +211,25 @@ fn unit(n: usize) -> Result<(), String> {
         }
         Ok(())
     });
+    (result, runs.into_inner(), server.into_inner())
+}
+
+fn unit(n: usize) -> Result<(), String> {
+    let s = settings();
+    let (max_documents, max_twins) = (n % 9 / 3 + 1, n % 3 + 1);
+    let count = UNIT.min(s.programs - n * UNIT);
+    let started = Instant::now();
+    let strategy = program::programs(max_documents, max_twins);
+    let (result, runs, server) = seeded_unit(s.seed, n, count, &strategy, |program, server| {
+        counted(check::check(program, &run::run(program, Some(server))))
+    });
     let exit = server
-        .take()
         .map(|server| counted(check::exit(&server.finish())))
         .unwrap_or_default();
     println!(
         "model suite unit {n} (--max-documents {max_documents} --max-twins {max_twins}): \
          {} program runs in {:.1} s; {} answers computed alone so far",
-        runs.load(Ordering::Relaxed),
+        runs,
         started.elapsed().as_secs_f64(),
         fresh::runs()
     );
@@ -244,7 +268,7 @@ fn unit(n: usize) -> Result<(), String> {
     }
 }
 
-fn lines(found: &[Violation]) -> String {
+pub fn lines(found: &[Violation]) -> String {
     let lines: Vec<String> = found.iter().map(|v| format!("  {v}")).collect();
     lines.join("\n")
 }
@@ -269,18 +293,32 @@ fn shards() {
             s.seed, s.programs
         );
     });
-    let failures: Vec<String> = std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..PER_TEST)
+    let failures = share_units(units, PER_TEST, &NEXT, &FAILED, unit);
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Runs units `0..units` on `threads` threads, each taking the next from `next` (shared by
+/// every test of a suite, so cargo's parallel tests share the work), until none is left or one
+/// failed (`failed`); the failures.
+pub fn share_units(
+    units: usize,
+    threads: usize,
+    next: &AtomicUsize,
+    failed: &AtomicBool,
+    unit: impl Fn(usize) -> Result<(), String> + Sync,
+) -> Vec<String> {
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
                     let mut failures = Vec::new();
                     loop {
-                        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-                        if n >= units || FAILED.load(Ordering::Relaxed) {
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        if n >= units || failed.load(Ordering::Relaxed) {
                             return failures;
                         }
                         if let Err(failure) = unit(n) {
-                            FAILED.store(true, Ordering::Relaxed);
+                            failed.store(true, Ordering::Relaxed);
                             failures.push(failure);
                         }
                     }
@@ -291,8 +329,7 @@ fn shards() {
             .into_iter()
             .flat_map(|t| t.join().unwrap_or_else(|p| vec![panic_text(&p)]))
             .collect()
-    });
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    })
 }
 
 fn panic_text(payload: &Box<dyn std::any::Any + Send>) -> String {

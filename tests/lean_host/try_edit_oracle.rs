@@ -1,0 +1,451 @@
+//! `lean_try_edit` against an oracle: several hundred generated edits over the fixture files
+//! (tactic replacements, deletions, insertions, statement edits, `sorry`, errors in another
+//! declaration, random ranges), each tried with `lean_try_edit` and also written to a copy on
+//! disk and synced with `lean_sync` as a fresh document. The oracle here computes each verdict
+//! from that sync's diagnostics and the base's, by the rules the tool documents, with its own
+//! reading of where commands start (lines, not the host's lexer): the verdicts must agree every
+//! time, no candidate may be `closed` that the oracle does not close, and the candidate's
+//! diagnostics must be the copy's, range for range.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Value, json};
+
+use crate::harness::{Lean, Project, args};
+use crate::try_edit::{replace, try_edit};
+
+/// A file the oracle's edits are made over, beside the fixture's own.
+const PROOFS: &str = "namespace Fixture.Oracle
+
+theorem swap (p q : Prop) (hp : p) (hq : q) : q ∧ p := by
+  constructor
+  · exact hq
+  · exact hp
+
+theorem imp (p q : Prop) (hq : q) : p → q := by
+  intro hp
+  exact hq
+
+theorem both (p q : Prop) (hp : p) (hq : q) : p ∧ q := by
+  constructor
+  exact hp
+  exact hq
+
+theorem left_or (p q : Prop) (hp : p) : p ∨ q := by
+  left
+  exact hp
+
+def uses := 1
+
+end Fixture.Oracle
+";
+
+/// Texts a tactic is replaced with or followed by.
+const TACTICS: [&str; 16] = [
+    "exact ⟨hq, hp⟩",
+    "exact ⟨hp, hq⟩",
+    "constructor",
+    "simp",
+    "sorry",
+    "skip",
+    "exact hp",
+    "exact hq",
+    "intro h",
+    "left",
+    "right",
+    "trivial",
+    "exact hq -- fake: error \"type mismatch\"",
+    "done",
+    "assumption",
+    "constructor\n  · exact hp\n  · exact hq",
+];
+
+/// Texts a random range is replaced with.
+const PIECES: [&str; 10] = [
+    "",
+    "x",
+    " ",
+    "\n",
+    "sorry",
+    "hp",
+    "(r : Prop) ",
+    "-- note\n",
+    "exact hq",
+    "\n  skip",
+];
+
+/// A small deterministic generator (an LCG): the same edits on every run.
+struct Draw(u64);
+
+impl Draw {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        ((self.0 >> 33) as usize) % n.max(1)
+    }
+}
+
+/// One generated edit of a file.
+#[derive(Debug, Clone)]
+struct Edit {
+    kind: &'static str,
+    from: (u64, u64),
+    to: (u64, u64),
+    text: String,
+}
+
+/// The UTF-16 length of a line.
+fn width(line: &str) -> u64 {
+    line.encode_utf16().count() as u64
+}
+
+/// Edits of `text` (see the module's doc).
+fn edits(text: &str, draw: &mut Draw) -> Vec<Edit> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut edits = Vec::new();
+    let edit = |kind, from, to, text: &str| Edit {
+        kind,
+        from,
+        to,
+        text: text.to_owned(),
+    };
+    for (n, line) in lines.iter().enumerate() {
+        let n = n as u64;
+        let indent = (line.len() - line.trim_start().len()) as u64;
+        let tactic = indent == 2 && !line.trim().is_empty() && !line.contains(" : ");
+        if tactic {
+            let end = (n, width(line));
+            for _ in 0..3 {
+                let with = TACTICS[draw.below(TACTICS.len())];
+                edits.push(edit("replace", (n, 2), end, with));
+            }
+            edits.push(edit("delete", (n, 0), (n + 1, 0), ""));
+            let after = format!("\n  {}", TACTICS[draw.below(TACTICS.len())]);
+            edits.push(edit("insert", end, end, &after));
+            edits.push(edit("sorry", (n, 2), end, "sorry"));
+        }
+        let declaration = line.starts_with("theorem ") || line.starts_with("def ");
+        if declaration {
+            let body = line
+                .find(":=")
+                .map_or(width(line), |b| line[..b].encode_utf16().count() as u64);
+            let at = 8 + draw.below((body as usize).saturating_sub(9).max(1)) as u64;
+            edits.push(edit("statement", (n, at), (n, at + 1), "x"));
+            edits.push(edit("statement", (n, at), (n, at), "r"));
+            edits.push(edit(
+                "elsewhere",
+                (n, 0),
+                (n, 0),
+                "-- fake: error \"boom\"\n",
+            ));
+            edits.push(edit(
+                "elsewhere",
+                (n, width(line)),
+                (n, width(line)),
+                " -- fake: error \"boom here\"",
+            ));
+        }
+    }
+    // Random ranges over the whole file.
+    for _ in 0..24 {
+        let a = draw.below(lines.len()) as u64;
+        let b = (a + draw.below(3) as u64).min(lines.len() as u64 - 1);
+        let ca = draw.below(width(lines[a as usize]) as usize + 1) as u64;
+        let cb = draw.below(width(lines[b as usize]) as usize + 1) as u64;
+        let (from, to) = if (a, ca) <= (b, cb) {
+            ((a, ca), (b, cb))
+        } else {
+            ((b, cb), (a, ca))
+        };
+        let with = PIECES[draw.below(PIECES.len())];
+        if utf16_boundary(&lines, from) && utf16_boundary(&lines, to) {
+            edits.push(edit("random", from, to, with));
+        }
+    }
+    edits
+}
+
+/// Whether a position is between two characters (not inside a surrogate pair).
+fn utf16_boundary(lines: &[&str], (line, character): (u64, u64)) -> bool {
+    let mut at = 0u64;
+    for c in lines[line as usize].chars() {
+        if at == character {
+            return true;
+        }
+        at += c.len_utf16() as u64;
+    }
+    at == character
+}
+
+/// `text` with `edit` applied.
+fn applied(text: &str, edit: &Edit) -> String {
+    let offset = |(line, character): (u64, u64)| {
+        let start: usize = text
+            .split('\n')
+            .take(line as usize)
+            .map(|l| l.len() + 1)
+            .sum();
+        let line_text = text.split('\n').nth(line as usize).unwrap_or("");
+        let mut units = 0u64;
+        let mut bytes = 0;
+        for c in line_text.chars() {
+            if units >= character {
+                break;
+            }
+            units += c.len_utf16() as u64;
+            bytes += c.len_utf8();
+        }
+        start + bytes
+    };
+    let (a, b) = (offset(edit.from), offset(edit.to));
+    format!("{}{}{}", &text[..a], edit.text, &text[b..])
+}
+
+/// The oracle's own reading: the lines commands start on. A line opens a command when its
+/// first column holds a letter, `@`, `#` or a doc comment (`/--`, `/-!`), outside a block
+/// comment; plain comments and indented lines belong to the command before.
+fn command_lines(text: &str) -> Vec<u64> {
+    let mut starts = vec![0];
+    let mut depth = 0usize;
+    for (n, line) in text.split('\n').enumerate() {
+        let opens = depth == 0
+            && (line.starts_with(|c: char| c.is_alphabetic() || c == '@' || c == '#')
+                || line.starts_with("/--")
+                || line.starts_with("/-!"))
+            && !["where", "deriving", "with", "then", "else", "fun", "by"]
+                .iter()
+                .any(|w| line.split_whitespace().next() == Some(w));
+        if opens && n > 0 {
+            starts.push(n as u64);
+        }
+        depth += line.matches("/-").count();
+        depth = depth.saturating_sub(line.matches("-/").count());
+    }
+    starts.dedup();
+    starts
+}
+
+/// The lines `[first, end)` of the commands from the one holding `from` to the one holding
+/// the character before `to` (the oracle's reading).
+fn declaration(text: &str, from: (u64, u64), to: (u64, u64)) -> (u64, u64) {
+    let cuts = command_lines(text);
+    let last = if to > from {
+        if to.1 == 0 {
+            (to.0 - 1, u64::MAX)
+        } else {
+            (to.0, to.1 - 1)
+        }
+    } else {
+        from
+    };
+    let holding = |line: u64| cuts.iter().rposition(|&c| c <= line).unwrap_or(0);
+    let (a, b) = (holding(from.0), holding(last.0.max(from.0)));
+    let end = cuts.get(b + 1).copied().unwrap_or(u64::MAX);
+    (cuts[a], end)
+}
+
+/// A diagnostic of a sync: `(start line, start character, severity, message, range)`.
+type Item = (u64, u64, String, String, Value);
+
+fn items(synced: &Value) -> Vec<Item> {
+    synced["diagnostics"]["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no items: {synced}"))
+        .iter()
+        .map(|d| {
+            (
+                d["range"]["start"]["line"].as_u64().unwrap(),
+                d["range"]["start"]["character"].as_u64().unwrap(),
+                d["severity"].as_str().unwrap().to_owned(),
+                d["message"].as_str().unwrap().to_owned(),
+                d["range"].clone(),
+            )
+        })
+        .collect()
+}
+
+fn goals(items: &[&Item]) -> Vec<String> {
+    items
+        .iter()
+        .filter(|d| d.2 == "error" && d.3.starts_with("unsolved goals"))
+        .flat_map(|d| {
+            let rest = d.3.split_once('\n').map_or("", |(_, r)| r);
+            rest.split("\n\n")
+                .filter(|g| !g.trim().is_empty())
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+fn uses_sorry(item: &Item) -> bool {
+    item.3.starts_with("declaration uses ") && item.3.contains("sorry")
+}
+
+/// The verdict the tool's rules give, from the copy's diagnostics and the base's.
+fn oracle(base_text: &str, base: &[Item], text: &str, copy: &[Item], edit: &Edit) -> &'static str {
+    let end = {
+        let inserted: Vec<&str> = edit.text.split('\n').collect();
+        let line = edit.from.0 + inserted.len() as u64 - 1;
+        let last = width(inserted.last().unwrap());
+        let character = if inserted.len() == 1 {
+            edit.from.1 + last
+        } else {
+            last
+        };
+        (line, character)
+    };
+    let (a, b) = declaration(text, edit.from, end);
+    let (base_a, base_b) = declaration(base_text, edit.from, edit.to);
+    let ours = |d: &&Item| d.0 >= a && d.0 < b;
+    let base_ours = |d: &&Item| d.0 >= base_a && d.0 < base_b;
+    let own_error = copy
+        .iter()
+        .filter(ours)
+        .any(|d| d.2 == "error" && !d.3.starts_with("unsolved goals"));
+    // A base error elsewhere is where it was before the edit, or moved with the edit's lines.
+    let moved = |d: &Item| -> (u64, u64) {
+        if (d.0, d.1) < edit.to {
+            (d.0, d.1)
+        } else if d.0 == edit.to.0 {
+            (end.0, d.1 - edit.to.1 + end.1)
+        } else {
+            (d.0 - edit.to.0 + end.0, d.1)
+        }
+    };
+    let mut base_elsewhere: Vec<((u64, u64), &str)> = base
+        .iter()
+        .filter(|d| d.2 == "error" && !base_ours(d))
+        .map(|d| (moved(d), d.3.as_str()))
+        .collect();
+    let mut new_elsewhere = false;
+    for d in copy.iter().filter(|d| d.2 == "error" && !ours(d)) {
+        match base_elsewhere
+            .iter()
+            .position(|b| *b == ((d.0, d.1), d.3.as_str()))
+        {
+            Some(k) => {
+                base_elsewhere.swap_remove(k);
+            }
+            None => new_elsewhere = true,
+        }
+    }
+    let ours_items: Vec<&Item> = copy.iter().filter(ours).collect();
+    let base_items: Vec<&Item> = base.iter().filter(base_ours).collect();
+    let left = (goals(&ours_items), ours_items.iter().any(|d| uses_sorry(d)));
+    let before = (goals(&base_items), base_items.iter().any(|d| uses_sorry(d)));
+    if own_error || new_elsewhere {
+        "failed"
+    } else if left.0.is_empty() && !left.1 {
+        "closed"
+    } else if left != before {
+        "progressed"
+    } else {
+        "failed"
+    }
+}
+
+fn sync_all(lean: &mut Lean, project: &Project, path: &str) -> Value {
+    lean.ok(
+        "lean_sync",
+        args(
+            project,
+            path,
+            json!({"diagnostic_scope": "all", "diagnostics_in_result": true}),
+        ),
+    )
+}
+
+#[test]
+fn try_edit_agrees_with_lean_on_the_edited_file_every_time() {
+    let project = Project::fixture();
+    project.write("Fixture/Oracle.lean", PROOFS);
+    let mut lean = Lean::start(&[&project], &["--max-twins", "4"], &[]);
+    let files = [
+        "Fixture/Oracle.lean",
+        "Fixture/Basic.lean",
+        "Fixture/TypeError.lean",
+        "Fixture/Holes.lean",
+    ];
+    let mut draw = Draw(17);
+    let (mut total, mut by_verdict, mut by_kind) = (0, BTreeMap::new(), BTreeMap::new());
+    let (mut disagreements, mut false_closed) = (Vec::new(), 0);
+    for path in files {
+        let base_text = project.read(path);
+        let base = items(&sync_all(&mut lean, &project, path));
+        let edits = edits(&base_text, &mut draw);
+        for chunk in edits.chunks(16) {
+            let candidates = chunk
+                .iter()
+                .map(|e| replace(e.from, e.to, &e.text))
+                .collect();
+            let tried = lean.ok(
+                "lean_try_edit",
+                try_edit(&project, path, &base_text, candidates),
+            );
+            for (edit, shown) in chunk.iter().zip(tried["candidates"].as_array().unwrap()) {
+                total += 1;
+                let text = applied(&base_text, edit);
+                let copy_path = format!("Fixture/Copy{total}.lean");
+                project.write(&copy_path, &text);
+                let copy = items(&sync_all(&mut lean, &project, &copy_path));
+                let expected = oracle(&base_text, &base, &text, &copy, edit);
+                let verdict = shown["verdict"].as_str().unwrap();
+                if verdict != expected {
+                    false_closed += usize::from(verdict == "closed");
+                    disagreements.push(format!(
+                        "{path} {edit:?}: {verdict}, the oracle {expected}\n{text}\ncopy: \
+                         {copy:?}\nbase: {base:?}\n{shown}"
+                    ));
+                }
+                let mut ours: Vec<(String, String, Value)> = shown["diagnostics"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|d| {
+                        let severity = d["severity"].as_str().unwrap().to_owned();
+                        let message = d["message"].as_str().unwrap().to_owned();
+                        (severity, message, d["range"].clone())
+                    })
+                    .collect();
+                let mut theirs: Vec<(String, String, Value)> = copy
+                    .iter()
+                    .map(|d| (d.2.clone(), d.3.clone(), d.4.clone()))
+                    .collect();
+                let key = |d: &(String, String, Value)| d.2.to_string() + &d.0 + &d.1;
+                ours.sort_by_key(key);
+                theirs.sort_by_key(key);
+                assert_eq!(ours, theirs, "{path} {edit:?}: diagnostics");
+                *by_verdict.entry(verdict.to_owned()).or_insert(0) += 1;
+                *by_kind.entry(edit.kind).or_insert(0) += 1;
+                // Fresh documents each time: close the copy once judged.
+                lean.ok("lean_close", args(&project, &copy_path, json!({})));
+            }
+        }
+    }
+    println!(
+        "{total} edits; {} disagreements ({false_closed} false closed); verdicts \
+         {by_verdict:?}; kinds {by_kind:?}",
+        disagreements.len()
+    );
+    assert_eq!(
+        false_closed, 0,
+        "closed where Lean's sync of the copy is not"
+    );
+    assert!(
+        disagreements.is_empty(),
+        "{} of {total} verdicts disagree with the oracle; the first:\n{}",
+        disagreements.len(),
+        disagreements[0]
+    );
+    assert!(total >= 300, "only {total} edits");
+    for verdict in ["closed", "progressed", "failed"] {
+        assert!(
+            by_verdict.get(verdict).copied().unwrap_or(0) >= 10,
+            "{by_verdict:?}"
+        );
+    }
+    lean.finish_without_violations();
+}
