@@ -1,9 +1,9 @@
 //! The command line: every flag, the environment variable that can set it, and its default, in
-//! one place, from which `--help` and the README's flag table are both made.
+//! one place, from which `--help` and CONTRIBUTING.md's flag table are both made.
 //!
 //! Contract: a flag that an environment variable can set says so (`env`), and every flag with a
 //! default declares it here (`default_value_t`), never in code that reads the flag later; so
-//! `--help` shows both, and `tests/readme.rs` holds the README's table to this declaration.
+//! `--help` shows both, and `tests/readme.rs` holds CONTRIBUTING.md's table to this declaration.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -231,6 +231,17 @@ pub struct ServerArgs {
           value_parser = clap::value_parser!(u64).range(32 * 1024..))]
     pub trace_max_bytes: u64,
 
+    /// Serve only these tools (comma-separated names; by default every tool). For a proving
+    /// agent: lean_sync,lean_goals,lean_hover,lean_todo,lean_run_at,lean_try_edit. An unknown
+    /// name stops the server at startup.
+    #[arg(
+        long,
+        value_name = "NAMES",
+        env = "LEAN_BEAM_TOOLS",
+        value_delimiter = ','
+    )]
+    pub tools: Vec<String>,
+
     /// Make `diagnostics_in_result` default to true: lean_sync and lean_refresh return the
     /// diagnostics themselves, for clients that do not show the model log notifications
     /// (`config` sets it for Claude Code, Codex and Cursor).
@@ -270,6 +281,11 @@ impl ServerArgs {
         }
     }
 
+    /// The tools `--tools` names, if it names any.
+    pub fn tool_selection(&self) -> Option<&[String]> {
+        (!self.tools.is_empty()).then_some(self.tools.as_slice())
+    }
+
     /// The Lean host's options, tracing to `trace` if given.
     pub fn host_options(&self, trace: Option<TraceDir>) -> HostOptions {
         // A relative path with a directory would otherwise be looked up from each workspace root
@@ -289,6 +305,7 @@ impl ServerArgs {
             idle_timeout: (self.idle_timeout_ms > 0)
                 .then(|| Duration::from_millis(self.idle_timeout_ms)),
             trace,
+            tools: self.tool_selection().map(<[String]>::to_vec),
             diagnostics_in_result: self.diagnostics_in_result,
             diagnostic_scope: match self.diagnostic_scope {
                 DiagnosticScope::Errors => "errors",

@@ -24,6 +24,10 @@ FILE.lean`. Ctrl-D ends it.";
 
 /// Serves until the client is done (see the contract).
 pub fn serve(args: &ServerArgs) -> ExitCode {
+    if let Err(e) = crate::lean::tools::served(args.tool_selection()) {
+        eprintln!("lean-beam-mcp: {e}");
+        return ExitCode::from(2);
+    }
     // A client never gives the server a terminal: a person started it by hand. It keeps serving
     // (a person may type JSON-RPC), but says once what it is.
     if std::io::IsTerminal::is_terminal(&std::io::stdin()) {

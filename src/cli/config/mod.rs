@@ -196,6 +196,9 @@ pub fn check_flags(flags: &[String]) -> Result<u64, clap::Error> {
             "a configured server serves: give it server flags only",
         ));
     }
+    if let Err(e) = crate::lean::tools::served(cli.server.tool_selection()) {
+        return Err(Cli::command().error(clap::error::ErrorKind::ValueValidation, e));
+    }
     // The client starts the server in a working directory of its own choosing.
     // (This shell's environment is not the client's: only what is written here is checked.)
     let written = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);

@@ -55,105 +55,65 @@ use crate::mcp::{CallContext, ClientInfo, Execution, StatusNotice, ToolAnnotatio
 /// The tool name.
 pub const NAME: &str = "beam_feedback_report";
 
-/// What the tool does, before its progress hint.
-const DESCRIPTION: &str = "Beam does not upload or submit feedback. This tool creates and \
-    returns a pasteable feedback report for one explicit workspace. The report is a markdown card \
-    and its metadata. A non-confidential report may hold the narrative and payloads you pass, local \
-    paths and this workspace's Beam context (statistics, open files, the Lean server's recent \
-    output), so review it before posting it. Set confidential for a non-public workspace: it \
-    collects no project context, leaves out payloads and evidence, does not echo the workspace \
-    and replaces home and workspace paths, but keeps the rest of your narrative as written (it \
-    is not scanned for other secrets), so never post it publicly. A local evidence bundle \
-    (bundle: dir or zip, under <root>/.beam/feedback/) is optional. It never starts Lean.";
-
-/// The progress hint of this tool.
-const PROGRESS_HINT: &str = "For detailed live updates, clients can pass `tools/call` \
-    `_meta.progressToken`; without one, Beam emits one status log when collection is delayed \
-    and the request's logging policy admits notice-level events.";
+/// What the tool does.
+const DESCRIPTION: &str = "Write a bug report about Beam for one workspace: returns a markdown \
+    card and its metadata for the user to review and post; nothing is sent anywhere and Lean is \
+    never started. The card may hold your narrative and payloads, local paths and Beam's context \
+    for the workspace; confidential: true leaves project context, payloads and evidence out and \
+    redacts paths (the narrative stays as written). bundle also writes the evidence to \
+    <root>/.beam/feedback/.";
 
 /// The longest `lean-toolchain` read.
 const TOOLCHAIN_BYTES: u64 = 256;
 
 /// The catalog entry.
 pub fn spec() -> ToolSpec {
-    let text = |description: &str| json!({"type": "string", "description": description});
-    let flag = |default: bool, description: &str| json!({"type": "boolean", "default": default, "description": description});
+    let text = || json!({"type": "string"});
+    let flag = |default: bool| json!({"type": "boolean", "default": default});
     let mut bundle = string_enum(
         &["none", "dir", "zip"],
-        "Also write a local evidence bundle under <root>/.beam/feedback/: dir (a directory) or \
-         zip (the directory and a zip of it beside it). Defaults to none.",
+        "zip: the directory and a zip of it.",
     );
     bundle["default"] = json!("none");
+    let payload = || json!({"type": "object"});
     let properties = [
-        ("title", text("Short report title.")),
-        (
-            "summary",
-            text("What went wrong, or what the feedback is about."),
-        ),
-        (
-            "reproduction",
-            text("Concrete steps or commands that reproduce the behavior."),
-        ),
-        ("expected", text("The behavior you expected.")),
-        ("actual", text("The behavior you observed instead.")),
+        ("title", text()),
+        ("summary", text()),
+        ("reproduction", text()),
+        ("expected", text()),
+        ("actual", text()),
         (
             "kind",
-            string_enum(
-                &["bug", "ux", "perf", "docs", "question"],
-                "Triage category.",
-            ),
+            json!({"type": "string", "enum": ["bug", "ux", "perf", "docs", "question"]}),
         ),
         (
             "severity",
-            string_enum(&["low", "medium", "high", "critical"], "Triage severity."),
+            json!({"type": "string", "enum": ["low", "medium", "high", "critical"]}),
         ),
-        ("impact", text("Who or what is affected, and how much.")),
-        ("workaround", text("A workaround, if one is known.")),
+        ("impact", text()),
+        ("workaround", text()),
         (
             "tags",
-            json!({
-                "type": "array",
-                "description": "Short labels for routing the report.",
-                "items": {"type": "string", "description": "One label."}
-            }),
+            json!({"type": "array", "items": {"type": "string"}}),
         ),
-        (
-            "client_request_id",
-            text("Your own correlation id for the request the report is about."),
-        ),
-        (
-            "request",
-            json!({"type": "object", "description": "The request payload the report is about."}),
-        ),
-        (
-            "response",
-            json!({"type": "object", "description": "The response payload the report is about."}),
-        ),
+        ("client_request_id", text()),
+        ("request", payload()),
+        ("response", payload()),
         (
             "evidence",
             json!({
                 "type": "array",
-                "description": "Evidence to copy into the bundle, each with exactly one of \
-                    content or path.",
+                "description": "Copied into the bundle: each a name and one of content (a string, \
+                    or JSON) or path (a file in the workspace, at most 1 MiB).",
                 "items": {
                     "type": "object",
-                    "description": "One piece of evidence.",
                     "properties": {
                         "name": {
                             "type": "string",
-                            "description": "Its simple file name in the bundle: ASCII letters, \
-                                digits, '.', '_' and '-', starting with a letter, digit or '_'; \
-                                no path separators."
+                            "description": "A simple file name: letters, digits, '.', '_', '-'."
                         },
-                        "content": {
-                            "description": "Inline evidence: a string is written as is, any \
-                                other JSON value as formatted JSON."
-                        },
-                        "path": {
-                            "type": "string",
-                            "description": "A regular file inside the workspace (relative to \
-                                its root unless absolute), at most 1 MiB."
-                        }
+                        "content": {},
+                        "path": {"type": "string"}
                     },
                     "required": ["name"],
                     "additionalProperties": false
@@ -161,38 +121,21 @@ pub fn spec() -> ToolSpec {
             }),
         ),
         ("bundle", bundle),
-        (
-            "redact",
-            flag(
-                true,
-                "Replace the home directory with ~ in the report and its bundle (the echoed \
-                 workspace descriptor stays as it is). Defaults to true.",
-            ),
-        ),
-        (
-            "confidential",
-            flag(
-                false,
-                "Set true for a non-public workspace: collects no project context; leaves out \
-                 request, response, evidence and client_request_id; does not echo the \
-                 workspace; redacts the home directory and the workspace root (so it cannot be \
-                 combined with redact: false); keeps the rest of your narrative as written, \
-                 without scanning it for other secrets; and marks the report confidential. \
-                 Defaults to false.",
-            ),
-        ),
-        (
-            "include_collected",
-            flag(
-                false,
-                "Also return the collected Beam context and render it in the markdown (for a \
-                 confidential report, the server identity only). Defaults to false.",
-            ),
-        ),
+        ("redact", {
+            let mut redact = flag(true);
+            redact["description"] = json!("Replace the home directory with ~.");
+            redact
+        }),
+        ("confidential", flag(false)),
+        ("include_collected", {
+            let mut collected = flag(false);
+            collected["description"] = json!("Also return and show Beam's collected context.");
+            collected
+        }),
     ];
     ToolSpec {
         name: NAME.into(),
-        description: format!("{DESCRIPTION} {PROGRESS_HINT}"),
+        description: DESCRIPTION.to_owned(),
         input_schema: lean_input(&properties, &NARRATIVE),
         annotations: ToolAnnotations::default(),
         execution: Execution::Concurrent,

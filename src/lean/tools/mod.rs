@@ -101,6 +101,32 @@ pub fn catalog() -> Vec<ToolSpec> {
         .collect()
 }
 
+/// The catalog entries `selected` names (every tool when `None`), in listing order; an
+/// unknown name is an error that lists the names there are.
+pub fn served(selected: Option<&[String]>) -> Result<Vec<ToolSpec>, String> {
+    let all = catalog();
+    let Some(selected) = selected else {
+        return Ok(all);
+    };
+    let unknown: Vec<&str> = selected
+        .iter()
+        .map(|name| name.trim())
+        .filter(|name| !all.iter().any(|t| t.name == *name))
+        .collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = all.iter().map(|t| t.name.as_str()).collect();
+        return Err(format!(
+            "--tools (LEAN_BEAM_TOOLS) names no such tool: {}; the tools are: {}",
+            unknown.join(", "),
+            known.join(", ")
+        ));
+    }
+    Ok(all
+        .into_iter()
+        .filter(|t| selected.iter().any(|name| name.trim() == t.name))
+        .collect())
+}
+
 /// Whether a tool reports nothing while it runs: the process-wide ones, and
 /// `lean_check_receipt`, which reads a few files and never waits on Lean.
 pub fn is_quiet(tool: &str) -> bool {

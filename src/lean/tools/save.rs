@@ -42,14 +42,13 @@ pub const CLOSE_SAVE: &str = "lean_close_save";
 /// Blocking diagnostics named in a refusal's message (all are in its data).
 const NAMED_IN_REFUSAL: usize = 5;
 
-const CHECKPOINT: &str = "This is a development checkpoint, not CI success: CI must still run \
-    `lake build` from clean artifacts. It writes build artifacts, never source.";
+const CHECKPOINT: &str = "A development checkpoint, not CI success; it writes build artifacts, \
+    never source.";
 
 fn scope() -> Value {
     let mut scope = string_enum(
         &["errors", "all"],
-        "Which diagnostics live logs include: errors, or all severities. Counts and readiness \
-         always cover everything.",
+        "all: also warnings and information in live logs.",
     );
     scope["default"] = json!("errors");
     scope
@@ -73,19 +72,10 @@ pub fn specs() -> Vec<ToolSpec> {
     vec![
         tool(
             SAVE,
-            "Checkpoint one Lean module: sync it (read it from disk and wait for Lean's \
-             diagnostics), refuse if it has errors, then run `lake build +<Module>`, which \
-             re-elaborates the module in a fresh Lean process (the language server's results \
-             cannot be written out), and return the artifact paths Lake reports (.olean, \
-             .ilean, .c, trace; with Lake's artifact cache on, the .olean and .c may be in the \
-             cache, outside the workspace) with the sync result. Open files importing it are \
-             told it changed.",
+            "Build a module that has no errors (lean_sync, then `lake build +<Module>`, which \
+             checks it once more) so files importing it see it; returns the artifact paths.",
         ),
-        tool(
-            CLOSE_SAVE,
-            "Checkpoint one Lean module as lean_save does (sync, refuse if it has errors, \
-             `lake build +<Module>`, which re-elaborates it), then close the tracked document.",
-        ),
+        tool(CLOSE_SAVE, "lean_save, then lean_close."),
     ]
 }
 
