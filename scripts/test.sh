@@ -50,7 +50,7 @@ scripts/test-mcp-conformance.sh
 echo "== MCP conformance 0.2.0-alpha.12 at 2026-07-28 (modern bridge)"
 scripts/test-mcp-modern-conformance.sh
 
-echo "== README conformance table is current"
+echo "== CONTRIBUTING.md conformance table is current"
 scripts/conformance-table.sh --check
 
 echo "== SDK clients: TypeScript client 2.4.0 (auto, pin) and SDK 1.32.2 (legacy)"
