@@ -4,8 +4,8 @@
 # (built by scripts/fuzz.sh with cargo-fuzz's flags, without installing cargo-fuzz), the install
 # lane, the wheel lane (the PyPI package built with maturin), the real-Lean lane (skipped by name
 # without a `lake` on PATH), then the external lanes: the
-# official MCP conformance suites through the HTTP bridge, the official SDK clients and the MCP
-# Inspector over stdio. The lanes install what they need
+# official MCP conformance suites through the HTTP bridge, the official SDK clients, the MCP
+# Inspector over stdio, and the real clients (Claude Code, Codex CLI) configured by config --write. The lanes install what they need
 # (Node 24 and Python mcp from PyPI, npm packages from conformance/package-lock.json) under
 # target/lanes/ via scripts/lib/lanes.sh.
 #
@@ -61,6 +61,9 @@ scripts/test-mcp-python-client.sh
 
 echo "== MCP Inspector 2.12.0 CLI over stdio: tools/list, beam_version, lean_sync (fake lake)"
 scripts/test-mcp-inspector.sh
+
+echo "== real clients: Claude Code and Codex CLI from npm see the server config --write registered"
+scripts/test-real-clients.sh
 
 echo "== benchmark smoke run (every server's answers checked; no timing)"
 scripts/bench.sh --smoke
