@@ -5,7 +5,7 @@
 //! Contract: the listing advertises the defaults in force (each property's `default`), and a call
 //! that leaves such an argument out is run as if it had given the default in force. Only tools
 //! whose schema declares the argument are touched; without the flags the seed's defaults hold
-//! (false, `errors`) and nothing changes.
+//! (false, `errors`), and a call's arguments are passed on exactly as they came.
 
 use serde_json::{Value, json};
 
@@ -39,7 +39,11 @@ pub fn advertise(specs: &mut [ToolSpec], options: &HostOptions) {
 
 /// Gives `arguments` the defaults in force that `spec`'s schema declares and they leave out.
 pub fn fill(spec: &ToolSpec, arguments: &mut Value, options: &HostOptions) {
-    let Some(arguments) = arguments.as_object_mut() else {
+    // The seed's defaults are the tools' own: a call is then passed on exactly as it came.
+    let seed = HostOptions::default();
+    let seeds = options.diagnostics_in_result == seed.diagnostics_in_result
+        && options.diagnostic_scope == seed.diagnostic_scope;
+    let Some(arguments) = arguments.as_object_mut().filter(|_| !seeds) else {
         return;
     };
     for (name, value) in in_force(options) {
@@ -91,5 +95,9 @@ mod tests {
         let before = schemas(&specs);
         advertise(&mut specs, &HostOptions::default());
         assert_eq!(schemas(&specs), before);
+        let sync = specs.iter().find(|s| s.name == "lean_sync").unwrap();
+        let mut arguments = json!({"path": "A.lean"});
+        fill(sync, &mut arguments, &HostOptions::default());
+        assert_eq!(arguments, json!({"path": "A.lean"}), "passed on as it came");
     }
 }
