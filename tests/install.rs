@@ -95,6 +95,8 @@ fn version_and_help_answer() {
         "Receipts:",
         "stale_imports",
         "lean_check_receipt",
+        "lean_try_edit verdicts",
+        "first_closed",
     ] {
         assert!(help.contains(words), "--help lacks {words:?}:\n{help}");
     }

@@ -34,12 +34,14 @@ Exit status, --self-check: 0 when every phase passed, 1 when one failed or the c
 run. Exit status, config: 0, or 2 for a bad command line.";
 
 /// What `--help` says after the flags: [`AFTER_HELP`], then what the receipts on Lean results
-/// mean, in the words `lean_check_receipt`'s description uses.
+/// and lean_try_edit's verdicts mean, in the words of those tools' descriptions.
 fn after_help() -> String {
     format!(
         "{AFTER_HELP}\n\nReceipts: every Lean result about a document carries a receipt, and \
-         lean_check_receipt says, without Lean, whether it still describes the files. {}",
-        crate::lean::tools::receipts::STATES_EXPLAINED
+         lean_check_receipt says, without Lean, whether it still describes the files. {}\n\n\
+         lean_try_edit verdicts, one per candidate edit: {}.",
+        crate::lean::tools::receipts::STATES_EXPLAINED,
+        crate::lean::tools::try_edit::VERDICTS_EXPLAINED,
     )
 }
 

@@ -594,6 +594,29 @@ impl HostError {
         }))
     }
 
+    /// `contentModified` (`importChangedDuringSave`): after the build, Lake said the module is no
+    /// longer up to date though the file is unchanged, so an import (or the Lake configuration)
+    /// changed while Lake built it, and the artifacts may be of the old one.
+    pub fn import_changed_during_save(path: &str, module: &str, sync: &Value) -> Self {
+        let version = sync.get("version").cloned().unwrap_or(Value::Null);
+        HostError::new(
+            code::CONTENT_MODIFIED,
+            format!(
+                "an import of {path} changed on disk while Lake built {module} (Lake says the \
+                 module is no longer up to date), so its artifacts may not be those of the text \
+                 Lean checked (version {version}) against its imports as they are now; call \
+                 lean_save again"
+            ),
+        )
+        .with_data(json!({
+            "reason": "importChangedDuringSave",
+            "path": path,
+            "module": module,
+            "version": version,
+            "sync": sync,
+        }))
+    }
+
     /// The file's Lean worker crashed while checking this text, and it is not revived again:
     /// reviving it once did not help, or the text has crashed on every elaboration since
     /// (`session/mirror.rs` bounds revivals). `workerExited` when Lean said the worker exited with

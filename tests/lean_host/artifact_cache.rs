@@ -221,3 +221,40 @@ fn a_lake_without_query_is_read_through_its_lean_path() {
     );
     lean.finish_without_violations();
 }
+
+/// An import changed while Lake built the module: the build succeeded on the old import, and
+/// Lake's own record (`lake query --no-build`, exit 3: a target needs a build) says the module
+/// is no longer up to date, so the save is `contentModified`, never artifacts of another input.
+#[test]
+fn an_import_changed_during_the_build_is_content_modified() {
+    if fake_only("a build held at the fake's gate after its module's job") {
+        return;
+    }
+    let project = Project::fixture();
+    let uses = "Fixture/Uses.lean";
+    let text = project.read(uses);
+    project.write(uses, &format!("-- fake: build-gate-after held\n{text}"));
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let id = lean.id();
+    let save = args(&project, uses, json!({}));
+    lean.server.send(&crate::support::request(
+        id,
+        "tools/call",
+        crate::support::call("lean_save", save),
+    ));
+    lean.gate_entered("held");
+    project.write(
+        BASIC,
+        &(project.read(BASIC) + "\n-- edited during the build\n"),
+    );
+    lean.open_gate("held");
+    let answer = lean.server.response(&json!(id))["result"].clone();
+    let error = &answer["structuredContent"];
+    assert_eq!(error["code"], "contentModified", "{answer}");
+    assert_eq!(
+        error["data"]["reason"], "importChangedDuringSave",
+        "{answer}"
+    );
+    assert_eq!(error["data"]["module"], "Fixture.Uses");
+    lean.finish_without_violations();
+}

@@ -10,6 +10,7 @@ mod budget;
 mod capabilities;
 mod catalog;
 mod crash_codes;
+mod crash_race;
 mod documents;
 mod failures;
 mod faults;

@@ -19,8 +19,11 @@
 //! 5. After a build that succeeded, Lake says where the artifacts are (`query`: `lake query
 //!    --no-build`, Lake's record of the build; the artifacts may be in Lake's artifact cache,
 //!    with only the `.ilean` and `.trace` in `.lake/build`). A Lake without `lake query` is
-//!    read through its `LEAN_PATH` (`artifacts::find`). A query that fails or prints something
-//!    else than the paths is `saveUnsupportedSetup` (`lakeQueryFailed`, with its output).
+//!    read through its `LEAN_PATH` (`artifacts::find`). A query that says the module is no longer
+//!    up to date (the file unchanged: contract 7 comes first) means an import or the
+//!    configuration changed since the build: `contentModified` (`importChangedDuringSave`). A
+//!    query that fails otherwise or prints something else than the paths is
+//!    `saveUnsupportedSetup` (`lakeQueryFailed`, with its output).
 //! 6. When the build (or the query) rewrote the module's `.ilean` or `.trace` in the build
 //!    directory, Lean is told (`DocumentSet::artifacts_rewritten`) however the build ended —
 //!    succeeded, failed, timed out or cancelled mid-way — and whatever the save then finds: the
@@ -223,6 +226,11 @@ async fn locate(
     match query::read(lake.root.path(), status, &lines) {
         Answer::Named(named) => Ok(artifacts::from_query(named, dirs, module)),
         Answer::NoQuery => Ok(artifacts::find(dirs, module)),
+        Answer::OutOfDate => Err(HostError::import_changed_during_save(
+            caller.path,
+            module,
+            sync,
+        )),
         Answer::Unreadable(what) => {
             Err(
                 HostError::lake_query_failed(caller.path, module, &what, sync)

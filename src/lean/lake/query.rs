@@ -13,7 +13,9 @@
 //!    line per target as the three paths ([`Named`]); a relative path is taken from the
 //!    workspace root, where `lake` ran.
 //! 3. A Lake that answers `unknown command 'query'` (Lake's `CliError.unknownCommand`) has no
-//!    query, and no artifact cache either: [`Answer::NoQuery`].
+//!    query, and no artifact cache either: [`Answer::NoQuery`]. Exit 3 is Lake's `noBuildCode`
+//!    (`Build/Run.lean`): a target needs a build, so the module or an import changed since the
+//!    build: [`Answer::OutOfDate`].
 //! 4. Anything else is [`Answer::Unreadable`], saying what Lake did instead.
 
 use std::path::Path;
@@ -24,6 +26,9 @@ use super::run::Stream;
 
 /// The facets asked for, in the order [`Named`] holds them.
 const FACETS: [&str; 3] = ["olean", "ilean", "c"];
+
+/// Lake's exit code when `--no-build` is set and a build is required (`noBuildCode`).
+const NO_BUILD_CODE: i32 = 3;
 
 /// The most lines of an answer kept: it is one per target.
 pub const ANSWER_LINES: usize = 16;
@@ -37,7 +42,12 @@ const NO_QUERY: [&str; 2] = [
 /// Whether a line of the query's output is part of its answer (see the contract): stdout, or
 /// the refusal of a Lake without the command.
 pub fn is_answer(stream: Stream, line: &str) -> bool {
-    stream == Stream::Stdout || NO_QUERY.iter().any(|refusal| line.starts_with(refusal))
+    stream == Stream::Stdout || is_refusal(line)
+}
+
+/// Whether `line` is Lake's refusal of a command it does not have.
+fn is_refusal(line: &str) -> bool {
+    NO_QUERY.iter().any(|refusal| line.starts_with(refusal))
 }
 
 /// The arguments of the query for `module` (see the contract).
@@ -54,6 +64,8 @@ pub enum Answer {
     Named(Named),
     /// This Lake has no `lake query`.
     NoQuery,
+    /// Lake says a target is no longer up to date (`--no-build`'s exit code).
+    OutOfDate,
     /// Lake failed, or printed something else than one path per target: what it did.
     Unreadable(String),
 }
@@ -61,12 +73,12 @@ pub enum Answer {
 /// What the query's output says (see the contract); `lines` are its answer's lines
 /// ([`is_answer`]) with their streams.
 pub fn read(root: &Path, status: ExitStatus, lines: &[(Stream, String)]) -> Answer {
-    let no_command = lines
-        .iter()
-        .any(|(_, line)| NO_QUERY.iter().any(|refusal| line.starts_with(refusal)));
+    let no_command = lines.iter().any(|(_, line)| is_refusal(line));
     if !status.success() {
         return if no_command {
             Answer::NoQuery
+        } else if status.code() == Some(NO_BUILD_CODE) {
+            Answer::OutOfDate
         } else {
             Answer::Unreadable(format!("`lake query` failed ({status})"))
         };
@@ -142,6 +154,7 @@ mod tests {
             read(root, exit(1), &[err("error: unknown command 'query'")]),
             Answer::NoQuery
         );
+        assert_eq!(read(root, exit(3), &[]), Answer::OutOfDate);
         assert_eq!(
             read(root, exit(1), &[err("error: unknown module `A.B`")]),
             Answer::Unreadable("`lake query` failed (exit status: 1)".into())

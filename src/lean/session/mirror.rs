@@ -25,7 +25,9 @@
 //! 3. `$/lean/fileProgress` counts updates for the current LSP version, is done when
 //!    `processing` is empty, and a `kind: 2` (fatal) range marks the version fatal: its worker
 //!    crashed, unless a header error or a stale-import notice explains it
-//!    ([`Document::crashed`]). A header error is recognised by its shape, never its words: Lean
+//!    ([`Document::crashed`]). A worker Lean itself says died (a request failed with -32901 or
+//!    -32902: [`Document::died`]) crashed whatever else the version reported, until a new text
+//!    or a revival reaches Lean. A header error is recognised by its shape, never its words: Lean
 //!    reports every header failure (a `lake setup-file` that failed, whatever the Lake era writes,
 //!    imports that do not build) as one error from 0:0 over the whole file
 //!    (`Language.diagnosticsOfHeaderError`, transcripts Gap 5), and no other error spans the
@@ -142,6 +144,9 @@ pub struct Document {
     /// Lean said this text's worker exited with an uncaught exception (-32901) the last time
     /// it died, rather than crashing otherwise (-32902).
     pub exited: bool,
+    /// Lean said the worker of this LSP version died (a request about it failed with -32901 or
+    /// -32902): Lean holds every request about the file until a `didChange` restarts it.
+    pub died: bool,
     /// The text's SHA-256, computed once when first asked and shared by every copy of this
     /// document and its revivals ([`Document::text_sha256`]).
     sha256: Arc<OnceLock<Arc<str>>>,
@@ -224,6 +229,7 @@ impl Document {
             seen: HashSet::new(),
             revivals: 0,
             exited: false,
+            died: false,
             sha256: Arc::default(),
             imports: Arc::default(),
             barrier: false,
@@ -247,6 +253,7 @@ impl Document {
             seen: HashSet::new(),
             revivals: self.revivals + 1,
             barrier: false,
+            died: false,
             ..self.clone()
         }
     }
@@ -284,11 +291,14 @@ impl Document {
         }
     }
 
-    /// Whether its worker crashed, so the next use must revive it: a fatal report that no
-    /// header error or stale-import notice explains (a broken header is fatal too, but reviving
-    /// it would only fail again). Judged when asked, as the explanation may arrive after.
+    /// Whether its worker crashed, so the next use must revive it: Lean said so ([`died`]), or
+    /// a fatal report that no header error or stale-import notice explains (a broken header is
+    /// fatal too, but reviving it would only fail again). Judged when asked, as the explanation
+    /// may arrive after.
+    ///
+    /// [`died`]: Document::died
     pub fn crashed(&self) -> bool {
-        self.progress.fatal && self.stale.is_empty() && self.header_error().is_none()
+        self.died || (self.progress.fatal && self.stale.is_empty() && self.header_error().is_none())
     }
 
     /// The error that says Lean could not process the file's header (see the contract).

@@ -221,13 +221,19 @@ impl DocumentSet {
         )
     }
 
-    /// Remembers how Lean said the worker of `uri` died (`exited`: -32901), for the errors of
-    /// later calls that Lean is no longer asked (see [`DocumentSet::crash_error`]).
-    pub fn worker_died(&self, uri: &str, exited: bool) {
+    /// Remembers that Lean said the worker of `uri` died, and how (`exited`: -32901), for the
+    /// errors of later calls that Lean is no longer asked (see [`DocumentSet::crash_error`]);
+    /// the document's LSP version as it now stands, which is marked dead (`Document::died`):
+    /// one worker holds every version of a file, so a text given Lean before it died died too.
+    pub fn worker_died(&self, uri: &str, exited: bool) -> Option<i64> {
         let mut state = self.inner.mirror.lock();
-        if let Some(document) = state.entries.get_mut(uri).and_then(|e| e.document.as_mut()) {
-            document.exited = exited;
-        }
+        let document = state
+            .entries
+            .get_mut(uri)
+            .and_then(|e| e.document.as_mut())?;
+        document.exited = exited;
+        document.died = true;
+        Some(document.lsp_version)
     }
 
     /// How many times Lean was given a new text of a real file or told of rewritten artifacts

@@ -37,6 +37,14 @@ use crate::mcp::ToolSpec;
 /// The tool's name.
 pub const TRY_EDIT: &str = "lean_try_edit";
 
+/// What each verdict means, for `--help`; the tool's description names the same verdicts more
+/// briefly, to keep the tool list small.
+pub const VERDICTS_EXPLAINED: &str = "closed (Lean confirmed the edited declaration has no \
+    error, goal or sorry, and the file no new error; with an apply-ready patch), progressed (no \
+    error, goals remain and changed), failed (an error in the declaration, a new error \
+    elsewhere, or no progress: see reason), timeout (past timeout_ms) or skipped (prefer: \
+    first_closed stopped first)";
+
 /// The most candidates one call takes.
 pub const MAX_CANDIDATES: usize = 16;
 

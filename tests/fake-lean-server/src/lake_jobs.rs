@@ -13,7 +13,8 @@
 //! prints nothing, or `Replayed` with its old log. With Lake's artifact cache on
 //! (`lake_cache`), a module that is not up to date is `Fetched` instead of built, and one whose
 //! trace records a fetch says `Fetched` again. `--no-build`: a module that would have to be
-//! compiled fails (`target is out-of-date and needs to be rebuilt`); fetching is allowed. A
+//! compiled fails (`target is out-of-date and needs to be rebuilt`, Lake's `buildAction`) and the
+//! run exits 3 (`noBuildCode`, `Build/Run.lean`); fetching is allowed. A
 //! `build-gate NAME` directive in a module stops its compilation (after its text was read)
 //! until `$FAKE_LEAN_GATE_DIR/NAME` exists, writing `NAME.entered` first; `build-gate-after
 //! NAME` stops the build the same way once the module's artifacts are written and its job line
@@ -108,16 +109,22 @@ pub fn build_main(args: &[String]) -> i32 {
         let _ = writeln!(out, "Build completed successfully ({jobs} jobs).");
         0
     } else {
-        report_failures(&mut out, &failed)
+        report_failures(&mut out, &failed, no_build)
     }
 }
 
-fn report_failures(out: &mut dyn Write, failed: &[String]) -> i32 {
+/// Lake's exit code when `--no-build` is set and a build is required (`noBuildCode`,
+/// `Build/Run.lean`).
+const NO_BUILD_CODE: i32 = 3;
+
+/// The failures' summary; the exit code: [`NO_BUILD_CODE`] under `--no-build` (every failure
+/// is then one that needed a build or followed from it), else 1.
+fn report_failures(out: &mut dyn Write, failed: &[String], no_build: bool) -> i32 {
     let _ = writeln!(out, "{FAILURES}");
     for f in failed {
         let _ = writeln!(out, "- {f}");
     }
-    1
+    if no_build { NO_BUILD_CODE } else { 1 }
 }
 
 pub fn query_main(args: &[String]) -> i32 {
@@ -152,7 +159,7 @@ pub fn query_main(args: &[String]) -> i32 {
     let no_build = args.iter().any(|a| a == "--no-build");
     let (_, failed) = run_jobs(&root, &modules, &mut err, no_build);
     if !failed.is_empty() {
-        return report_failures(&mut err, &failed);
+        return report_failures(&mut err, &failed, no_build);
     }
     let cache = Cache::from_env();
     for (module, facet) in &wanted {

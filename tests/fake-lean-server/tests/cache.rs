@@ -181,7 +181,7 @@ fn query_refuses_as_lake_does() {
     let mut no_build = QUERY.to_vec();
     no_build.insert(1, "--no-build");
     let o = lake(&p, &no_build, &[]);
-    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(o.status.code(), Some(3), "Lake's noBuildCode");
     assert!(
         err(&o).starts_with(
             "✖ [1/1] Building Fixture.Basic\nerror: target is out-of-date and needs to be rebuilt\n"

@@ -383,6 +383,12 @@ impl Oracle<'_> {
                     && c.sent.seq > call.sent.seq
                     && c.sent.seq < answered
             }),
+            When::WorkspaceEditedDuring => calls.iter().any(|c| {
+                c.wrote.is_some()
+                    && c.ws == call.ws
+                    && c.sent.seq > call.sent.seq
+                    && c.sent.seq < answered
+            }),
             When::Always | When::LikeAlone => true,
         }
     }
