@@ -12,6 +12,10 @@
 #                               unchanged lean_sync sends Lean more than its barrier request, or a
 #                               storm or budget check fails)
 #   scripts/bench.sh --only try-edit   lean_try_edit's benchmark alone (bench/results-try-edit.md)
+#   scripts/bench.sh --only tool-list  what both servers' tool lists cost a model (bytes, o200k
+#                               tokens), written into bench/results.md's tool-list section;
+#                               fails when our seed tools pass the 4,000-token target (the smoke
+#                               run checks it too)
 #
 # Further arguments go to the load generator (e.g. --rounds 5, --only rmcp); see
 # `target/release/lean-beam-bench --help` and bench/README.md.
@@ -42,8 +46,23 @@ for ((i = 0; i < ${#args[@]}; i++)); do
   fi
 done
 
+# What a model reads of each server's tool list (scripts/lib/tool_list_size.py) into $1.
+tool_list() {
+  lanes_ensure_tokenizer
+  lanes_log "the tool lists of lean-beam-mcp and lean-lsp-mcp, as a model reads them; into $1"
+  "$LANES_PYTHON" scripts/lib/tool_list_size.py --ours "$2" --peer "$LANES_LEAN_LSP_MCP" \
+    --peer-name "lean-lsp-mcp $LEAN_LSP_MCP_VERSION" --node "$LANES_NODE" \
+    --counter scripts/lib/count_tokens.mjs --md "$1" --target 4000
+}
+
 lanes_ensure_node_modules
 lanes_ensure_lean_lsp_mcp
+if [[ "${only[*]:-}" == "tool-list" ]]; then
+  # The list does not depend on the build profile: the debug build the lanes use will do.
+  lanes_build
+  tool_list bench/results.md "$LANES_SERVER"
+  exit 0
+fi
 if $smoke; then
   # Correctness only: the debug build the other lanes use (the workspace's binaries, all
   # features, the fake lake among them) is enough, and it is already there when they have run.
@@ -155,13 +174,16 @@ fi
 
 if $smoke; then
   lanes_log "benchmark smoke run (correctness only); report in $out/results.md"
-  exec "$BENCH_BIN/lean-beam-bench" --md "$out/results.md" --svg "$out/results.svg" \
+  "$BENCH_BIN/lean-beam-bench" --md "$out/results.md" --svg "$out/results.svg" \
     --json "$out/results.json" --logs "$logs" "${extra[@]}" "${pass[@]}"
+  tool_list "$out/results.md" "$BENCH_BIN/lean-beam-mcp"
+  exit 0
 fi
 
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 dirty="$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' plus uncommitted changes' || true)"
 lanes_log "benchmark run; writing bench/results.md and bench/results.svg"
-exec "$BENCH_BIN/lean-beam-bench" --md bench/results.md --svg bench/results.svg \
+"$BENCH_BIN/lean-beam-bench" --md bench/results.md --svg bench/results.svg \
   --json target/bench/results.json --logs "$logs" "${extra[@]}" \
   --note "Measured at commit $commit$dirty; Node $("$LANES_NODE" --version), $("$LANES_PYTHON" --version); lean-lsp-mcp $LEAN_LSP_MCP_VERSION. Load average (1, 5, 15 min) before the run began, from other work on the machine: $load_before." "${pass[@]}"
+tool_list bench/results.md "$BENCH_BIN/lean-beam-mcp"

@@ -13,6 +13,9 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+/// What `config` adds for clients that do not show the model log notifications.
+const DIAGNOSTICS_IN_RESULTS: [&str; 3] = ["--diagnostics-in-result", "--diagnostic-scope", "all"];
+
 /// The binary under test.
 fn binary() -> PathBuf {
     let path = std::env::var_os("LEAN_BEAM_INSTALLED_BIN")
@@ -20,10 +23,30 @@ fn binary() -> PathBuf {
     std::fs::canonicalize(&path).unwrap_or(path)
 }
 
+/// The binary's command, without the settings of this environment a snippet would carry.
+fn command() -> Command {
+    let mut command = Command::new(binary());
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("LEAN_BEAM_") {
+            command.env_remove(name);
+        }
+    }
+    command
+}
+
 fn run(args: &[&str]) -> Output {
-    Command::new(binary())
-        .args(args)
-        .env_remove("LEAN_BEAM_LEAN_TIMEOUT_MS")
+    command().args(args).output().expect("the binary runs")
+}
+
+/// `config <client> --write <args…>` with HOME (and the working directory) `home`.
+fn write(home: &Path, args: &[&str]) -> Output {
+    command()
+        .args(["config", args[0], "--write"])
+        .args(&args[1..])
+        .env("HOME", home)
+        .env_remove("CODEX_HOME")
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .current_dir(home)
         .output()
         .expect("the binary runs")
 }
@@ -92,7 +115,13 @@ fn every_client_gets_a_snippet_it_can_parse_naming_this_binary() {
             binary.as_str(),
             "config {client}:\n{snippet}"
         );
-        assert_eq!(entry["args"], serde_json::json!([]), "config {client}");
+        // The clients that do not show the model log notifications get diagnostics in results.
+        let args = if matches!(client, "claude" | "codex" | "cursor") {
+            serde_json::json!(DIAGNOSTICS_IN_RESULTS)
+        } else {
+            serde_json::json!([])
+        };
+        assert_eq!(entry["args"], args, "config {client}");
         if matches!(client, "claude" | "vscode") {
             assert_eq!(entry["type"], "stdio", "config {client}");
         }
@@ -130,7 +159,10 @@ fn codex_runs_the_tools_in_parallel_and_waits_as_long_as_the_server() {
             "--lean-timeout-ms",
             "90000",
             "--trace-dir",
-            "/tmp/lean beam traces"
+            "/tmp/lean beam traces",
+            "--diagnostics-in-result",
+            "--diagnostic-scope",
+            "all"
         ])
     );
     let guide = String::from_utf8_lossy(&output.stderr);
@@ -196,4 +228,85 @@ fn only_the_server_is_installable() {
         .map(|t| t["name"].as_str().unwrap())
         .collect();
     assert_eq!(installable, ["lean-beam-mcp"]);
+}
+
+#[test]
+fn writing_twice_leaves_one_entry_keeps_the_rest_and_backs_the_old_file_up() {
+    let home = tempfile::tempdir().unwrap();
+    let codex = home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    // No final newline, a comment and another server: all kept.
+    let old = "# mine\nmodel = \"o3\"\n\n[mcp_servers.other]\ncommand = \"x\"";
+    std::fs::write(&codex, old).unwrap();
+    for _ in 0..2 {
+        let output = write(home.path(), &["codex"]);
+        assert!(output.status.success(), "{output:?}");
+    }
+    let again = write(home.path(), &["codex", "--", "--lean-timeout-ms", "60000"]);
+    assert!(again.status.success(), "{again:?}");
+    let text = std::fs::read_to_string(&codex).unwrap();
+    assert_eq!(text.matches("[mcp_servers.lean-beam]").count(), 1, "{text}");
+    assert!(text.starts_with(old), "{text}");
+    let entry = server_entry("codex", &text);
+    let mut args = vec!["--lean-timeout-ms", "60000"];
+    args.extend(DIAGNOSTICS_IN_RESULTS);
+    assert_eq!(entry["args"], serde_json::json!(args));
+    assert_eq!(entry["tool_timeout_sec"], 60);
+    let backup = std::fs::read_to_string(codex.with_extension("toml.bak")).unwrap();
+    assert_eq!(
+        backup.matches("[mcp_servers.lean-beam]").count(),
+        1,
+        "{backup}"
+    );
+
+    let claude = home.path().join(".mcp.json");
+    std::fs::write(
+        &claude,
+        "{\"mcpServers\": {\"other\": {\"command\": \"x\"}}, \"z\": 1}",
+    )
+    .unwrap();
+    for _ in 0..2 {
+        let output = write(home.path(), &["claude", "--scope", "project"]);
+        assert!(output.status.success(), "{output:?}");
+    }
+    let text = std::fs::read_to_string(&claude).unwrap();
+    assert_eq!(text.matches("\"lean-beam\"").count(), 1, "{text}");
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(json["z"], 1);
+    assert_eq!(json["mcpServers"]["other"]["command"], "x");
+    // A project's file is shared: it names the command on PATH, not this user's binary.
+    assert_eq!(json["mcpServers"]["lean-beam"]["command"], "lean-beam-mcp");
+    assert!(home.path().join(".mcp.json.bak").exists());
+}
+
+#[test]
+fn a_file_that_does_not_parse_is_refused_and_left_unchanged() {
+    let home = tempfile::tempdir().unwrap();
+    let cursor = home.path().join(".cursor/mcp.json");
+    std::fs::create_dir_all(cursor.parent().unwrap()).unwrap();
+    std::fs::write(&cursor, "{\"mcpServers\": {").unwrap();
+    let output = write(home.path(), &["cursor"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains("left unchanged: it does not parse as a JSON object"),
+        "{said}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&cursor).unwrap(),
+        "{\"mcpServers\": {"
+    );
+    assert!(!home.path().join(".cursor/mcp.json.bak").exists());
+
+    // The duplicate table an appended snippet once made breaks Codex; it is named, not fixed.
+    let codex = home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    let broken =
+        "[mcp_servers.lean-beam]\ncommand = \"a\"\n[mcp_servers.lean-beam]\ncommand = \"b\"\n";
+    std::fs::write(&codex, broken).unwrap();
+    let output = write(home.path(), &["codex"]);
+    assert_eq!(output.status.code(), Some(1), "{output:?}");
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(said.contains("does not parse as TOML"), "{said}");
+    assert_eq!(std::fs::read_to_string(&codex).unwrap(), broken);
 }

@@ -1,15 +1,45 @@
-//! Keeps the README honest: its set-up commands exist and its example input gets real answers.
+//! Keeps the README and CONTRIBUTING.md honest: their commands exist, their examples are real
+//! runs, the flag table is the declared flags, and the README stays short enough to read.
 
 mod support;
 
 use serde_json::Value;
 
 const README: &str = include_str!("../README.md");
+const CONTRIBUTING: &str = include_str!("../CONTRIBUTING.md");
+
+/// The README is for users and stays about 1,500 words (code blocks included); developer
+/// material goes to CONTRIBUTING.md.
+#[test]
+fn the_readme_stays_short() {
+    let words = README.split_whitespace().count();
+    assert!(
+        words <= 1_600,
+        "the README has {words} words: move detail to CONTRIBUTING.md"
+    );
+    for section in [
+        "## Install",
+        "## Register",
+        "## First call",
+        "## Troubleshooting",
+        "## Tools",
+    ] {
+        assert!(
+            README.contains(&format!("\n{section}\n")),
+            "the README lacks {section}"
+        );
+    }
+    let first = README
+        .find("\n## ")
+        .map(|i| &README[i + 1..])
+        .unwrap_or_default();
+    assert!(first.starts_with("## Install\n"), "Install comes first");
+}
 
 #[test]
-fn the_readme_names_its_two_set_up_commands() {
-    assert!(README.contains("cargo run --release --quiet < examples/hello.jsonl"));
-    assert!(README.contains("scripts/test.sh "));
+fn the_contributing_guide_names_its_two_set_up_commands() {
+    assert!(CONTRIBUTING.contains("cargo run --release --quiet < examples/hello.jsonl"));
+    assert!(CONTRIBUTING.contains("scripts/test.sh "));
     let script = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/.ci/run")).unwrap();
     assert!(
         script.contains("scripts/test.sh"),
@@ -40,7 +70,7 @@ fn the_example_input_gets_three_answers_and_a_clean_exit() {
     assert_eq!(answers[2]["result"]["isError"], false);
 }
 
-/// Where the README's flag table begins and ends.
+/// Where CONTRIBUTING.md's flag table begins and ends.
 const TABLE_START: &str = "<!-- flags: generated from the flag declarations by tests/readme.rs (UPDATE_README=1); do not edit by hand -->";
 const TABLE_END: &str = "<!-- /flags -->";
 
@@ -60,7 +90,7 @@ fn flag_table() -> String {
             continue;
         }
         let flag = match arg.get_value_names() {
-            Some([value, ..]) => format!("`--{long} {value}`"),
+            Some([value, ..]) if arg.get_action().takes_values() => format!("`--{long} {value}`"),
             _ => format!("`--{long}`"),
         };
         let env = arg
@@ -87,29 +117,33 @@ fn flag_table() -> String {
     rows.join("\n") + "\n"
 }
 
-/// The README's flag table is the declarations' (`UPDATE_README=1` rewrites it), and `--help`
+/// CONTRIBUTING.md's flag table is the declarations' (`UPDATE_README=1` rewrites it), and `--help`
 /// shows every flag with its environment variable and default: neither can drift.
 #[test]
-fn the_readme_flag_table_is_the_declared_flags() {
+fn the_flag_table_is_the_declared_flags() {
     let expected = flag_table();
-    let readme_path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
-    let start = README
+    let guide_path = concat!(env!("CARGO_MANIFEST_DIR"), "/CONTRIBUTING.md");
+    let start = CONTRIBUTING
         .find(TABLE_START)
-        .expect("the README marks its flag table")
+        .expect("CONTRIBUTING.md marks its flag table")
         + TABLE_START.len()
         + 1;
-    let end = README
+    let end = CONTRIBUTING
         .find(TABLE_END)
-        .expect("the README ends its flag table");
+        .expect("CONTRIBUTING.md ends its flag table");
     if std::env::var_os("UPDATE_README").is_some() {
-        let updated = format!("{}{expected}{}", &README[..start], &README[end..]);
-        std::fs::write(readme_path, updated).unwrap();
+        let updated = format!(
+            "{}{expected}{}",
+            &CONTRIBUTING[..start],
+            &CONTRIBUTING[end..]
+        );
+        std::fs::write(guide_path, updated).unwrap();
         return;
     }
     assert_eq!(
-        &README[start..end],
+        &CONTRIBUTING[start..end],
         expected,
-        "the README's flag table is stale: regenerate it with UPDATE_README=1 cargo test --test readme"
+        "CONTRIBUTING.md's flag table is stale: regenerate it with UPDATE_README=1 cargo test --test readme"
     );
     let help = std::process::Command::new(support::server_bin())
         .arg("--help")
@@ -130,7 +164,7 @@ fn the_readme_flag_table_is_the_declared_flags() {
             assert!(help.contains(&shown), "--help lacks {shown} for --{long}");
         }
     }
-    for text in [&help, &README.to_string()] {
+    for text in [&help, &README.to_string(), &CONTRIBUTING.to_string()] {
         assert!(text.contains("RUST_LOG"), "RUST_LOG is documented");
     }
 }
@@ -148,8 +182,8 @@ fn the_readme_names_every_client_config_knows() {
 
 /// The README's first `lean_sync`, run as it says (against the fake Lean: no toolchain here).
 #[test]
-fn the_readme_lean_sync_example_works() {
-    assert!(README.contains(
+fn the_contributing_lean_sync_example_works() {
+    assert!(CONTRIBUTING.contains(
         r#"{ sed "s|ROOT|$PWD/tests/fixtures/lean-project|" examples/lean-sync.jsonl; sleep 60; } | cargo run --release --quiet"#
     ));
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/lean-project");

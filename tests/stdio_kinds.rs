@@ -154,3 +154,52 @@ fn a_regular_file_as_input_or_output_is_served_by_a_thread() {
     assert!(child.wait().unwrap().success());
     assert_eq!(ids(&std::fs::read_to_string(&answers).unwrap()), [1, 2, 3]);
 }
+
+/// Started by hand in a terminal, the server says in one line on stderr what it is and how to
+/// register it, then serves as ever: a request typed there is answered, and end of input (Ctrl-D)
+/// ends it.
+#[test]
+fn a_terminal_is_told_what_the_server_is_and_still_served() {
+    let (mut master, slave) = {
+        let (mut master, mut slave) = (0, 0);
+        // SAFETY: openpty writes two descriptors it opened into the given integers.
+        let status = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(status, 0, "openpty");
+        // SAFETY: both are open descriptors that nothing else owns.
+        unsafe {
+            (
+                File::from(<OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(master)),
+                <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(slave),
+            )
+        }
+    };
+    let mut child = spawn(slave, Stdio::piped(), Stdio::piped());
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    stderr.read_line(&mut said).unwrap();
+    assert!(
+        said.starts_with("lean-beam-mcp speaks MCP on stdio")
+            && said.contains("lean-beam-mcp config <claude|codex|vscode|cursor> --write"),
+        "{said}"
+    );
+    let first = HELLO.lines().next().unwrap();
+    master.write_all(format!("{first}\n").as_bytes()).unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answer = String::new();
+    stdout.read_line(&mut answer).unwrap();
+    assert_eq!(ids(&answer), [1]);
+    master.write_all(b"\x04").unwrap();
+    assert!(child.wait().unwrap().success());
+    let mut rest = String::new();
+    stderr.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "", "one line only");
+    drop(master);
+}

@@ -69,7 +69,7 @@ fn discover_result_is_complete_and_public_cacheable() {
         &json!({
             "supportedVersions": ["2026-07-28"],
             "capabilities": {"logging": {}, "tools": {"listChanged": false}},
-            "instructions": "Use an explicit local workspace descriptor on every workspace-bound Beam tool call.",
+            "instructions": lean_beam_mcp::lean::INSTRUCTIONS,
             "ttlMs": 3_600_000,
             "cacheScope": "public",
             "resultType": "complete",

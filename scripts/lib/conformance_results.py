@@ -10,7 +10,7 @@
         problem and a summary; exits 1 on any problem.
 
     conformance_results.py table RESULTS_ROOT [BASELINE.yml]
-        Prints the README "Conformance" table (markdown) from every RESULTS_ROOT/<suite>/suite.json
+        Prints the CONTRIBUTING.md "Conformance" table (markdown) from every RESULTS_ROOT/<suite>/suite.json
         and the checks.json of its scenarios: scenario -> checks passed/total per revision, with
         passed/total counted as the suite counts them (SUCCESS over SUCCESS+FAILURE+WARNING).
 

@@ -98,3 +98,25 @@ lanes_ensure_lean_lsp_mcp() {
   export LANES_LEAN_LSP_MCP
   [[ -x "$LANES_LEAN_LSP_MCP" ]]
 }
+
+GPT_TOKENIZER_VERSION="4.0.0"
+
+# Installs npm gpt-tokenizer (the o200k_base encoding, for counting what a tool list
+# costs a model) under target/lanes/tokenizer. Exports LANES_TOKENIZER_DIR (its node_modules'
+# parent).
+lanes_ensure_tokenizer() {
+  lanes_ensure_venv
+  local dir="$LANES_DIR/tokenizer"
+  local stamp="$dir/.pinned-$GPT_TOKENIZER_VERSION"
+  if [[ ! -f "$stamp" ]]; then
+    lanes_log "installing gpt-tokenizer@$GPT_TOKENIZER_VERSION into $dir"
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    (cd "$dir" && npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false \
+      "$LANES_NPM" install --no-save --no-progress --loglevel=error \
+      "gpt-tokenizer@$GPT_TOKENIZER_VERSION")
+    touch "$stamp"
+  fi
+  LANES_TOKENIZER_DIR="$dir"
+  export LANES_TOKENIZER_DIR
+}

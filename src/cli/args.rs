@@ -1,9 +1,9 @@
 //! The command line: every flag, the environment variable that can set it, and its default, in
-//! one place, from which `--help` and the README's flag table are both made.
+//! one place, from which `--help` and CONTRIBUTING.md's flag table are both made.
 //!
 //! Contract: a flag that an environment variable can set says so (`env`), and every flag with a
 //! default declares it here (`default_value_t`), never in code that reads the flag later; so
-//! `--help` shows both, and `tests/readme.rs` holds the README's table to this declaration.
+//! `--help` shows both, and `tests/readme.rs` holds CONTRIBUTING.md's table to this declaration.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,7 +15,9 @@ use crate::lean::{
     DEFAULT_MAX_TWINS, DEFAULT_MAX_WORKSPACES, HostOptions,
 };
 use crate::mcp::transport::TapHandle;
-use crate::mcp::{DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RUNNING_CALLS, ServerOptions};
+use crate::mcp::{
+    DEFAULT_HEARTBEAT, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_RUNNING_CALLS, ServerOptions,
+};
 use crate::trace::{DEFAULT_TRACE_MAX_BYTES, TraceDir};
 
 /// What `--help` says after the flags: the environment and the exit statuses.
@@ -87,6 +89,16 @@ pub enum Command {
         /// json (any client that reads an `mcpServers` JSON file).
         #[arg(value_enum)]
         client: Client,
+        /// Merge the entry into the client's own configuration file instead of printing it:
+        /// atomically, keeping every other entry (and a TOML file's comments and layout), with
+        /// the old file kept as `<file>.bak`; running it again replaces the entry.
+        #[arg(long)]
+        write: bool,
+        /// Whose configuration: `user` (every project of yours; the binary by its absolute
+        /// path) or `project` (the file in the current directory, shared with whoever shares
+        /// the project; the command `lean-beam-mcp` as found on PATH).
+        #[arg(long, value_enum, default_value_t = Scope::User)]
+        scope: Scope,
         /// Server flags to write into the configuration, after `--` (for example
         /// `-- --trace-dir /tmp/lean-beam-traces`); they are checked now.
         #[arg(last = true, value_name = "SERVER_FLAGS")]
@@ -109,6 +121,15 @@ pub enum Client {
     Json,
 }
 
+/// Whose configuration `config` writes or prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Scope {
+    /// Yours, for every project.
+    User,
+    /// The project's, in the current directory.
+    Project,
+}
+
 /// How the server runs.
 #[derive(Debug, Clone, Args)]
 pub struct ServerArgs {
@@ -126,6 +147,15 @@ pub struct ServerArgs {
         default_value_t = 2000
     )]
     pub status_delay_ms: u64,
+
+    /// Milliseconds a call with a progress token may go without a progress notification while
+    /// it waits (on Lean, or for its turn) before the server sends one saying it is still
+    /// working, so a client that resets its timeout on progress keeps waiting (the default
+    /// keeps every gap under the 10 s such a client should hear within).
+    #[arg(long, value_name = "MS", env = "LEAN_BEAM_HEARTBEAT_MS",
+          default_value_t = DEFAULT_HEARTBEAT.as_millis() as u64,
+          value_parser = clap::value_parser!(u64).range(1..=86_400_000))]
+    pub heartbeat_ms: u64,
 
     /// Tool calls that run at once; later calls wait their turn in order.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_RUNNING_CALLS as u64,
@@ -202,6 +232,36 @@ pub struct ServerArgs {
           default_value_t = DEFAULT_TRACE_MAX_BYTES,
           value_parser = clap::value_parser!(u64).range(32 * 1024..))]
     pub trace_max_bytes: u64,
+
+    /// Serve only these tools (comma-separated names; by default every tool). For a proving
+    /// agent: lean_sync,lean_goals,lean_hover,lean_todo,lean_run_at,lean_try_edit. An unknown
+    /// name stops the server at startup.
+    #[arg(
+        long,
+        value_name = "NAMES",
+        env = "LEAN_BEAM_TOOLS",
+        value_delimiter = ','
+    )]
+    pub tools: Vec<String>,
+
+    /// Make `diagnostics_in_result` default to true: lean_sync and lean_refresh return the
+    /// diagnostics themselves, for clients that do not show the model log notifications
+    /// (`config` sets it for Claude Code, Codex and Cursor).
+    #[arg(long)]
+    pub diagnostics_in_result: bool,
+
+    /// The default `diagnostic_scope`: `errors`, or `all` to include warnings and information.
+    #[arg(long, value_enum, value_name = "SCOPE", default_value_t = DiagnosticScope::Errors)]
+    pub diagnostic_scope: DiagnosticScope,
+}
+
+/// Which diagnostics results and live logs include by default.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DiagnosticScope {
+    /// Errors only.
+    Errors,
+    /// Every severity.
+    All,
 }
 
 impl ServerArgs {
@@ -215,11 +275,17 @@ impl ServerArgs {
         ServerOptions {
             max_message_bytes: usize::try_from(self.max_message_bytes).unwrap_or(usize::MAX),
             status_delay: Duration::from_millis(self.status_delay_ms),
+            heartbeat: Duration::from_millis(self.heartbeat_ms),
             max_running_calls: usize::try_from(self.max_running_calls).unwrap_or(usize::MAX),
             shutdown_timeout: Duration::from_millis(self.shutdown_timeout_ms),
             tap,
             ..ServerOptions::new(identity)
         }
+    }
+
+    /// The tools `--tools` names, if it names any.
+    pub fn tool_selection(&self) -> Option<&[String]> {
+        (!self.tools.is_empty()).then_some(self.tools.as_slice())
     }
 
     /// The Lean host's options, tracing to `trace` if given.
@@ -241,6 +307,12 @@ impl ServerArgs {
             idle_timeout: (self.idle_timeout_ms > 0)
                 .then(|| Duration::from_millis(self.idle_timeout_ms)),
             trace,
+            tools: self.tool_selection().map(<[String]>::to_vec),
+            diagnostics_in_result: self.diagnostics_in_result,
+            diagnostic_scope: match self.diagnostic_scope {
+                DiagnosticScope::Errors => "errors",
+                DiagnosticScope::All => "all",
+            },
             ..HostOptions::default()
         }
     }

@@ -19,7 +19,7 @@ use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches};
 
 use crate::mcp::transport::log_to_stderr;
-use args::{Cli, Command};
+use args::{Cli, Client, Command, Scope};
 
 /// Runs the binary with `argv` (the program name first).
 pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
@@ -31,6 +31,8 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
     match cli.command {
         Some(Command::Config {
             client,
+            write,
+            scope,
             server_flags,
         }) => {
             let command = Cli::command();
@@ -53,7 +55,7 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
                     )
                     .exit();
             }
-            print_config(client, &server_flags)
+            configure(client, scope, write, server_flags)
         }
         None => {
             log_to_stderr();
@@ -69,8 +71,21 @@ pub fn run(argv: impl IntoIterator<Item = OsString>) -> ExitCode {
     }
 }
 
-fn print_config(client: args::Client, flags: &[String]) -> ExitCode {
-    let lean_timeout_ms = match config::check_flags(flags) {
+/// `config <client>`: prints the registration, or merges it into the client's file.
+fn configure(client: Client, scope: Scope, write: bool, mut flags: Vec<String>) -> ExitCode {
+    if client == Client::Codex {
+        let from_env = config::flags_from_env(&flags, |name| std::env::var_os(name));
+        if !from_env.is_empty() {
+            eprintln!(
+                "Codex does not pass LEAN_BEAM_* variables on to a server: written as flags: {}",
+                from_env.join(" ")
+            );
+        }
+        flags.extend(from_env);
+    }
+    let needed = config::client_flags(client, &flags);
+    flags.extend(needed);
+    let lean_timeout_ms = match config::check_flags(&flags) {
         Ok(ms) => ms,
         Err(e) => {
             eprintln!("lean-beam-mcp config: these server flags would not start the server:");
@@ -84,8 +99,51 @@ fn print_config(client: args::Client, flags: &[String]) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let snippet = config::render(client, &binary, flags, lean_timeout_ms);
-    print!("{}", snippet.text);
-    eprintln!("{}", snippet.guide);
-    ExitCode::SUCCESS
+    let registration = config::Registration {
+        client,
+        scope,
+        binary,
+        flags,
+        lean_timeout_ms,
+    };
+    if !write {
+        let snippet = config::render(&registration);
+        print!("{}", snippet.text);
+        eprintln!("{}", snippet.guide);
+        return ExitCode::SUCCESS;
+    }
+    let cwd = std::env::current_dir().unwrap_or_else(|_| ".".into());
+    let written = config::locate(
+        client,
+        scope,
+        |name| std::env::var_os(name).map(Into::into),
+        &cwd,
+    )
+    .and_then(|path| config::replace(&path, |old| registration.merge(old)));
+    match written {
+        Ok((path, replaced)) => {
+            let path = path.display();
+            match replaced {
+                config::Replaced::Unchanged => {
+                    println!(
+                        "{path}: the {} entry is already this one; nothing written",
+                        config::SERVER_NAME
+                    )
+                }
+                config::Replaced::Created => {
+                    println!("{path}: created with the {} entry", config::SERVER_NAME)
+                }
+                config::Replaced::BackedUp(backup) => println!(
+                    "{path}: the {} entry written (the old file is {})",
+                    config::SERVER_NAME,
+                    backup.display()
+                ),
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("lean-beam-mcp config --write: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

@@ -2,8 +2,10 @@
 //!
 //! Contract: operational logs go to stderr only; what a dead Lean server left behind is adopted
 //! before anything is read; with tracing on, the MCP traffic is written to the stream `mcp` of
-//! the trace directory and each Lean server's to a stream of its own. The exit status is the
-//! server's ending (see `--help`), or 1 when it could not start.
+//! the trace directory and each Lean server's to a stream of its own. Started on a terminal
+//! (stdin is a TTY), it says on stderr, in one line, that it speaks MCP and how to register it,
+//! then serves as ever. The exit status is the server's ending (see `--help`), or 1 when it
+//! could not start.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -14,8 +16,23 @@ use crate::mcp::serve_stdio_until;
 use crate::mcp::transport::{TapHandle, termination_signals};
 use crate::trace::McpTraffic;
 
+/// What a person who started the server in a terminal reads: it is waiting for a client.
+pub const ON_A_TERMINAL: &str = "lean-beam-mcp speaks MCP on stdio and is waiting for a \
+client's JSON-RPC here. To use it, register it with your client: `lean-beam-mcp config \
+<claude|codex|vscode|cursor> --write`; to check Lean through it: `lean-beam-mcp --self-check \
+FILE.lean`. Ctrl-D ends it.";
+
 /// Serves until the client is done (see the contract).
 pub fn serve(args: &ServerArgs) -> ExitCode {
+    if let Err(e) = crate::lean::tools::served(args.tool_selection()) {
+        eprintln!("lean-beam-mcp: {e}");
+        return ExitCode::from(2);
+    }
+    // A client never gives the server a terminal: a person started it by hand. It keeps serving
+    // (a person may type JSON-RPC), but says once what it is.
+    if std::io::IsTerminal::is_terminal(&std::io::stdin()) {
+        eprintln!("{ON_A_TERMINAL}");
+    }
     let trace = match args.trace() {
         Ok(trace) => trace,
         Err(e) => {

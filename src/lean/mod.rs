@@ -96,9 +96,20 @@ pub use syntax::first_tactic;
 pub use text::Position;
 pub use workspace::root::PROJECT_MARKERS;
 
-/// Instructions sent to clients in `initialize` and `server/discover`.
-pub const INSTRUCTIONS: &str =
-    "Use an explicit local workspace descriptor on every workspace-bound Beam tool call.";
+/// Instructions sent to clients in `initialize` and `server/discover`: what every tool shares,
+/// said once here (and in the README) rather than in each description (`tools/schema.rs`).
+pub const INSTRUCTIONS: &str = "Lean Beam runs the project's own Lean (lake serve). Every \
+    workspace-bound tool takes workspace: {\"root\": \"<absolute path of the Lake project>\"}; \
+    paths are relative to that root, or absolute. Positions (line, character) are 0-based, \
+    characters in UTF-16 code units. Call lean_sync after each edit of a file: it returns the \
+    version the position tools take, and complete diagnostic counts; pass diagnostics_in_result: \
+    true (and diagnostic_scope: \"all\" for warnings) to get the messages in the result. Beam \
+    never edits .lean files: edit them with your own tools, then call lean_sync. The run tools \
+    (lean_run_at*, lean_run_with*, lean_try_edit) work in hidden copies and persist nothing. A \
+    result that carries a receipt names the exact text Lean checked; its state \"complete\" \
+    means Lean finished that text, and lean_check_receipt rechecks it later. For live progress, \
+    pass _meta.progressToken on tools/call (a long wait then hears from the server at least \
+    every 10 seconds); without one, a slow call sends one beam.status notice.";
 
 /// The server identity the binary announces.
 pub fn server_identity() -> ServerIdentity {
@@ -113,6 +124,8 @@ pub fn server_identity() -> ServerIdentity {
 #[derive(Debug, Clone)]
 pub struct LeanHost {
     state: Arc<HostState>,
+    /// The tools served, as listed (with the argument defaults in force).
+    catalog: Arc<Vec<ToolSpec>>,
 }
 
 impl LeanHost {
@@ -120,11 +133,18 @@ impl LeanHost {
     /// runtimes that sit unused for the idle timeout.
     pub fn new(options: HostOptions) -> Self {
         let idle = options.idle_timeout;
+        // The command line checked the names (`tools::served`): an unknown one never gets here.
+        let mut catalog =
+            tools::served(options.tools.as_deref()).unwrap_or_else(|_| tools::catalog());
+        tools::defaults::advertise(&mut catalog, &options);
         let state = Arc::new(HostState::new(options));
         if let (Some(idle), Ok(tokio)) = (idle, tokio::runtime::Handle::try_current()) {
             tokio.spawn(shut_down_idle(Arc::downgrade(&state), idle));
         }
-        LeanHost { state }
+        LeanHost {
+            state,
+            catalog: Arc::new(catalog),
+        }
     }
 }
 
@@ -145,7 +165,7 @@ async fn shut_down_idle(state: std::sync::Weak<HostState>, idle: std::time::Dura
 
 impl ToolHost for LeanHost {
     fn tools(&self) -> Vec<ToolSpec> {
-        tools::catalog()
+        self.catalog.to_vec()
     }
 
     fn admitted(&self, tool: &str, arguments: &Value, ctx: &CallContext) {
@@ -176,7 +196,10 @@ impl ToolHost for LeanHost {
         });
     }
 
-    async fn call(&self, tool: &str, arguments: Value, ctx: CallContext) -> ToolResult {
+    async fn call(&self, tool: &str, mut arguments: Value, ctx: CallContext) -> ToolResult {
+        if let Some(spec) = self.catalog.iter().find(|spec| spec.name == tool) {
+            tools::defaults::fill(spec, &mut arguments, &self.state.options);
+        }
         tools::dispatch(&self.state, tool, arguments, &ctx)
             .await
             .map_err(Into::into)

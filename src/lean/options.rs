@@ -47,6 +47,12 @@ pub struct HostOptions {
     pub idle_timeout: Option<Duration>,
     /// Where each Lean server's LSP traffic is traced, if anywhere.
     pub trace: Option<TraceDir>,
+    /// The tools served, by name (`None`: every tool).
+    pub tools: Option<Vec<String>>,
+    /// The default of `diagnostics_in_result` (the seed's: false).
+    pub diagnostics_in_result: bool,
+    /// The default of `diagnostic_scope`: `errors` (the seed's) or `all`.
+    pub diagnostic_scope: &'static str,
 }
 
 impl Default for HostOptions {
@@ -62,6 +68,9 @@ impl Default for HostOptions {
             crash_grace: DEFAULT_CRASH_GRACE,
             idle_timeout: Some(DEFAULT_IDLE_TIMEOUT),
             trace: None,
+            tools: None,
+            diagnostics_in_result: false,
+            diagnostic_scope: "errors",
         }
     }
 }

@@ -13,7 +13,9 @@
 //!    never reaches the host. Fences are never cancelled.
 //! 4. Without a progress token, a [`StatusNotice::WhenSlow`] call still unanswered after the
 //!    status delay (waiting for its turn included) gets its liveness notice.
-//! 5. However the task ends (a panic in a host future's destructor included), its terminal line
+//! 5. With a progress token, a [`StatusNotice::WhenSlow`] call gets a heartbeat whenever the
+//!    heartbeat period passes without a progress notification (`status` says what it is).
+//! 6. However the task ends (a panic in a host future's destructor included), its terminal line
 //!    reaches the coordinator exactly once, so no id stays owned and no call stays counted.
 
 use std::future::{Future, poll_fn};
@@ -44,6 +46,7 @@ pub(crate) struct CallTask<H> {
     pub(crate) family: ProtocolFamily,
     pub(crate) status: StatusNotice,
     pub(crate) status_delay: Duration,
+    pub(crate) heartbeat: Duration,
     pub(crate) cancel_grace: Duration,
     pub(crate) sink: Arc<CallSink>,
     pub(crate) token: CancellationToken,
@@ -55,9 +58,12 @@ impl<H: ToolHost> CallTask<H> {
     pub(crate) async fn run(self, arguments: Value, start: Option<oneshot::Receiver<()>>) {
         let _ends = Ends(self.sink.clone());
         let timed = self.status.timed(self.sink.has_progress_token());
-        let mut notice = timed.then(|| Box::pin(tokio::time::sleep(self.status_delay)));
+        let notice = timed.then(|| Box::pin(tokio::time::sleep(self.status_delay)));
+        let beats = self.status.heartbeats(self.sink.has_progress_token());
+        let beat = beats.then(|| Box::pin(tokio::time::sleep(self.heartbeat)));
+        let mut timers = Timers { notice, beat };
         if let Some(start) = start {
-            let started = self.wait(start.map(|r| r.is_ok()), &mut notice).await;
+            let started = self.wait(start.map(|r| r.is_ok()), &mut timers).await;
             if started != Some(true) {
                 return self.sink.finish(Vec::new());
             }
@@ -73,7 +79,7 @@ impl<H: ToolHost> CallTask<H> {
         let line = match built {
             Err(panic) => self.panicked(panic.as_ref()),
             Ok(call) => match self
-                .wait(AssertUnwindSafe(call).catch_unwind(), &mut notice)
+                .wait(AssertUnwindSafe(call).catch_unwind(), &mut timers)
                 .await
             {
                 None => Vec::new(),
@@ -93,13 +99,10 @@ impl<H: ToolHost> CallTask<H> {
         Response::error(Some(self.id.clone()), error).to_line()
     }
 
-    /// Drives `work` to completion, or to cancellation (`None`), sending the liveness notice when
-    /// its timer fires first (see the contract for how a cancellation wins).
-    async fn wait<T>(
-        &self,
-        work: impl Future<Output = T>,
-        notice: &mut Option<Pin<Box<Sleep>>>,
-    ) -> Option<T> {
+    /// Drives `work` to completion, or to cancellation (`None`), sending the liveness notice and
+    /// heartbeats as their timers fire first (see the contract for how a cancellation wins).
+    async fn wait<T>(&self, work: impl Future<Output = T>, timers: &mut Timers) -> Option<T> {
+        let Timers { notice, beat } = timers;
         let mut work = pin!(work);
         if let Poll::Ready(output) = poll_fn(|cx| Poll::Ready(work.as_mut().poll(cx))).await {
             return Some(output);
@@ -113,12 +116,32 @@ impl<H: ToolHost> CallTask<H> {
                     *notice = None;
                     self.sink.status_notice();
                 }
+                _ = async { beat.as_mut().expect("guarded").await }, if beat.is_some() => {
+                    let beat = beat.as_mut().expect("guarded");
+                    let now = tokio::time::Instant::now();
+                    // A progress step the host sent meanwhile counts: the next beat is due a
+                    // period after the last notification, whoever sent it.
+                    let due = self.sink.progress_at().map(|at| at + self.heartbeat);
+                    match due {
+                        Some(due) if due > now => beat.as_mut().reset(due),
+                        _ => {
+                            self.sink.heartbeat();
+                            beat.as_mut().reset(now + self.heartbeat);
+                        }
+                    }
+                }
             }
         }
         // The host saw the cancellation through its context; let it clean up, for a while.
         let _ = tokio::time::timeout(self.cancel_grace, work).await;
         None
     }
+}
+
+/// A call's timers: its one liveness notice, and its heartbeat.
+struct Timers {
+    notice: Option<Pin<Box<Sleep>>>,
+    beat: Option<Pin<Box<Sleep>>>,
 }
 
 /// Hands over an empty terminal line if the task ends any other way than through `finish` (a
@@ -152,3 +175,7 @@ fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "a panic without a message".into())
 }
+
+#[cfg(test)]
+#[path = "heartbeat_tests.rs"]
+mod heartbeat_tests;

@@ -132,6 +132,8 @@ struct SinkState {
     terminal: Option<UnboundedSender<Terminal>>,
     /// The last progress sent, if any.
     progress: Option<f64>,
+    /// When the last progress notification was queued, if one was.
+    progress_at: Option<tokio::time::Instant>,
     status: StatusLine,
 }
 
@@ -175,6 +177,7 @@ impl CallSink {
                 out: Some(out),
                 terminal: Some(terminal),
                 progress: None,
+                progress_at: None,
                 status: StatusLine::new(),
             }),
         }
@@ -230,6 +233,48 @@ impl CallSink {
 
     pub(crate) fn has_progress_token(&self) -> bool {
         self.progress_token.is_some()
+    }
+
+    /// When the last progress notification was queued, if one was.
+    pub(crate) fn progress_at(&self) -> Option<tokio::time::Instant> {
+        self.lock().progress_at
+    }
+
+    /// Sends a heartbeat: the next progress step, with the liveness notice's words.
+    pub(crate) fn heartbeat(&self) -> bool {
+        let message = self.lock().status.message(&self.tool);
+        self.report(Progress::step(message))
+    }
+
+    /// Sends a progress update (see [`CallContext::report`]).
+    fn report(&self, update: Progress) -> bool {
+        let Some(token) = &self.progress_token else {
+            return false;
+        };
+        self.notify(|state| {
+            let value = update
+                .value
+                .unwrap_or_else(|| state.progress.map_or(1.0, |last| last + 1.0));
+            let valid = value.is_finite()
+                && state.progress.is_none_or(|last| value > last)
+                && update
+                    .total
+                    .is_none_or(|total| total.is_finite() && total >= value);
+            if !valid {
+                return None;
+            }
+            state.progress = Some(value);
+            state.progress_at = Some(tokio::time::Instant::now());
+            let mut params = json!({
+                "progressToken": token,
+                "progress": number(value),
+                "message": update.message,
+            });
+            if let Some(total) = update.total {
+                params["total"] = number(total);
+            }
+            Some(notification_line("notifications/progress", &params))
+        })
     }
 }
 
@@ -291,32 +336,7 @@ impl CallContext {
     /// Sends a progress update; `false` when the call has no progress token, has answered, or
     /// the update would not increase progress (or names a total below it).
     pub fn report(&self, update: Progress) -> bool {
-        let Some(token) = &self.sink.progress_token else {
-            return false;
-        };
-        self.sink.notify(|state| {
-            let value = update
-                .value
-                .unwrap_or_else(|| state.progress.map_or(1.0, |last| last + 1.0));
-            let valid = value.is_finite()
-                && state.progress.is_none_or(|last| value > last)
-                && update
-                    .total
-                    .is_none_or(|total| total.is_finite() && total >= value);
-            if !valid {
-                return None;
-            }
-            state.progress = Some(value);
-            let mut params = json!({
-                "progressToken": token,
-                "progress": number(value),
-                "message": update.message,
-            });
-            if let Some(total) = update.total {
-                params["total"] = number(total);
-            }
-            Some(notification_line("notifications/progress", &params))
-        })
+        self.sink.report(update)
     }
 
     /// Whether a log at `level` would reach the client.

@@ -258,6 +258,7 @@ impl<H: ToolHost> Coordinator<H> {
             family: plan.client.family,
             status: plan.status,
             status_delay: self.options.status_delay,
+            heartbeat: self.options.heartbeat,
             cancel_grace: self.options.cancel_grace,
             sink,
             token,

@@ -38,4 +38,4 @@ pub use server::{
     DEFAULT_MAX_WAITING_CALLS, DEFAULT_SHUTDOWN_TIMEOUT, DEFAULT_STATUS_DELAY, Exit, ServeError,
     ServerOptions, serve, serve_stdio_until, serve_until,
 };
-pub use status::{PROGRESS_HINT, STATUS_LOGGER, StatusNotice};
+pub use status::{DEFAULT_HEARTBEAT, PROGRESS_HINT, STATUS_LOGGER, StatusNotice};

@@ -206,8 +206,17 @@ fn describe(tool: &str, violation: Violation) -> (u8, ArgumentError) {
                 },
             )
         }
-        Kind::Required => {
-            let message = format!("{tool} requires argument {at}");
+        Kind::Required(options) => {
+            let message = match options {
+                Some(options) => {
+                    let options: Vec<String> = options.iter().map(Value::to_string).collect();
+                    format!(
+                        "{tool} requires argument {at}, one of {}",
+                        options.join(", ")
+                    )
+                }
+                None => format!("{tool} requires argument {at}"),
+            };
             (1, ArgumentError { path: at, message })
         }
         Kind::Other(detail) => {
@@ -328,6 +337,23 @@ mod tests {
             "additionalProperties": false
         }))
         .unwrap()
+    }
+
+    #[test]
+    fn a_missing_enum_argument_names_the_values_it_takes() {
+        let schema = InputSchema::compile(json!({
+            "type": "object",
+            "properties": {"mode": {"type": "string", "enum": ["before", "after"]}},
+            "required": ["mode"],
+            "additionalProperties": false
+        }))
+        .unwrap();
+        let error = schema.check("lean_goals", &json!({})).unwrap_err();
+        assert_eq!(error.path, "/mode");
+        assert_eq!(
+            error.message,
+            "lean_goals requires argument /mode, one of \"before\", \"after\""
+        );
     }
 
     #[test]

@@ -25,6 +25,7 @@ use super::catalog::{Catalog, CatalogError, ToolHost};
 use super::coordinator::{Coordinator, Endings};
 use super::protocol::ServerIdentity;
 use super::session::Session;
+use super::status::DEFAULT_HEARTBEAT;
 use super::transport::{self, QueueLimits, Stop, TapHandle};
 
 /// The default cap on one input line: 16 MiB.
@@ -62,6 +63,8 @@ pub struct ServerOptions {
     pub max_message_bytes: usize,
     /// How long a call runs before its liveness notice.
     pub status_delay: Duration,
+    /// How long a call with a progress token goes without progress before a heartbeat.
+    pub heartbeat: Duration,
     /// How many tool calls run at once; later ones wait their turn in order.
     pub max_running_calls: usize,
     /// How many admitted calls may wait for their turn before input stops being read.
@@ -83,6 +86,7 @@ impl ServerOptions {
             identity,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             status_delay: DEFAULT_STATUS_DELAY,
+            heartbeat: DEFAULT_HEARTBEAT,
             max_running_calls: DEFAULT_MAX_RUNNING_CALLS,
             max_waiting_calls: DEFAULT_MAX_WAITING_CALLS,
             max_waiting_bytes: DEFAULT_MAX_WAITING_BYTES,

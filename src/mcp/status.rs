@@ -10,6 +10,12 @@
 //!    or the request has a progress token.
 //! 3. Its content is the host's to set: a `state` (`running` until the host says otherwise) and
 //!    an optional subject, rendered as `path`; the core never reads a tool's arguments for it.
+//! 4. Heartbeats: a [`StatusNotice::WhenSlow`] call whose request carried a progress token gets,
+//!    whenever the heartbeat period passes with no progress notification sent (waiting for its
+//!    turn included), a progress step saying it is still working, with the notice's words: a
+//!    client that resets its idle timeout on progress keeps waiting while Lean says nothing new.
+//!    It is an ordinary step (one more than the last progress), so it keeps progress strictly
+//!    increasing, and like every notification it is never sent after the answer.
 
 use serde_json::json;
 
@@ -24,6 +30,9 @@ pub const PROGRESS_HINT: &str =
     "For detailed live updates, pass tools/call params._meta.progressToken.";
 /// The state a notice reports until the host sets another.
 pub const DEFAULT_STATE: &str = "running";
+/// How long a call with a progress token may go without a progress notification before it gets
+/// a heartbeat: half the 10 s within which a client should hear from a waiting call.
+pub const DEFAULT_HEARTBEAT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Whether a call without a progress token gets the timed `beam.status` liveness notice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -38,6 +47,11 @@ impl StatusNotice {
     /// Whether the server arms the timer for a call of this tool.
     pub(crate) fn timed(self, has_progress_token: bool) -> bool {
         self == StatusNotice::WhenSlow && !has_progress_token
+    }
+
+    /// Whether a call of this tool gets heartbeats (see the contract).
+    pub(crate) fn heartbeats(self, has_progress_token: bool) -> bool {
+        self == StatusNotice::WhenSlow && has_progress_token
     }
 }
 
@@ -63,6 +77,14 @@ impl StatusLine {
         self.subject = subject;
     }
 
+    /// What the notice, and a heartbeat, say.
+    pub(crate) fn message(&self, tool: &str) -> String {
+        match &self.subject {
+            Some(subject) => format!("{tool} on {subject} is still working."),
+            None => format!("{tool} is still working."),
+        }
+    }
+
     /// The notice, once per call; `None` when it was sent already or is not admitted.
     pub(crate) fn take(
         &mut self,
@@ -75,10 +97,7 @@ impl StatusLine {
             return None;
         }
         self.sent = true;
-        let message = match &self.subject {
-            Some(subject) => format!("{tool} on {subject} is still working."),
-            None => format!("{tool} is still working."),
-        };
+        let message = self.message(tool);
         let mut data = json!({
             "requestId": id.to_value(),
             "tool": tool,

@@ -115,14 +115,120 @@ fn read_only_destructive_and_idempotent_hints_follow_the_design() {
         if name.starts_with("lean_") {
             let required = schema["required"].as_array().unwrap();
             assert_eq!(required.last(), Some(&json!("workspace")), "{name}");
-            assert!(
-                tool["description"]
-                    .as_str()
-                    .unwrap()
-                    .ends_with("the client applies source edits."),
-                "{name}"
-            );
+            // What every tool shares is said once, in the instructions, not in each description.
+            let description = tool["description"].as_str().unwrap();
+            assert!(!description.contains("progressToken"), "{name}");
+            assert!(schema.get("$schema").is_none(), "{name}");
         }
     }
+    server.finish_clean();
+}
+
+/// The facts every tool shares (the workspace descriptor, positions, the source-edit invariant,
+/// progress, receipts) stand once, in the instructions both families announce.
+#[test]
+fn the_instructions_state_what_every_tool_shares() {
+    let mut server = McpProcess::server(&[]);
+    let initialized = server.initialize_legacy();
+    let instructions = initialized["result"]["instructions"].as_str().unwrap();
+    for fact in [
+        "workspace: {\"root\":",
+        "0-based",
+        "UTF-16",
+        "never edits .lean files",
+        "persist nothing",
+        "_meta.progressToken",
+        "receipt",
+        "diagnostics_in_result",
+    ] {
+        assert!(instructions.contains(fact), "{fact}: {instructions}");
+    }
+    let mut modern_server = McpProcess::server(&[]);
+    let discovered = modern_server.ask(modern(1, "server/discover", json!({})));
+    assert_eq!(discovered["result"]["instructions"], instructions);
+    server.finish_clean();
+    modern_server.finish_clean();
+}
+
+/// `--tools` (or `LEAN_BEAM_TOOLS`) chooses the tools served, in listing order; a tool left out
+/// is unknown to a call; an unknown name stops the server at startup, naming the tools there are.
+#[test]
+fn the_served_tools_can_be_chosen_and_an_unknown_one_is_refused() {
+    let names = |list: &Value| -> Vec<String> {
+        list["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    let mut server = McpProcess::server(&["--tools", "lean_goals,lean_sync"]);
+    server.initialize_legacy();
+    let list = server.ask(request(1, "tools/list", Value::Null));
+    assert_eq!(names(&list), ["lean_goals", "lean_sync"]);
+    let hover = server.ask(request(
+        2,
+        "tools/call",
+        json!({"name": "lean_hover", "arguments": {}}),
+    ));
+    assert_eq!(hover["error"]["code"], -32602, "{hover}");
+    server.finish_clean();
+
+    let mut server = McpProcess::server_with_env(&[], &[("LEAN_BEAM_TOOLS", "beam_version")]);
+    server.initialize_legacy();
+    let list = server.ask(request(1, "tools/list", Value::Null));
+    assert_eq!(names(&list), ["beam_version"]);
+    server.finish_clean();
+
+    let refused = std::process::Command::new(crate::support::server_bin())
+        .args(["--tools", "lean_sync,lean_nope"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2), "{refused:?}");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains("names no such tool: lean_nope; the tools are: beam_version, "),
+        "{said}"
+    );
+}
+
+/// What the 24 seed tools' listing costs a model stays within its budget.
+///
+/// The target is 4,000 o200k tokens for the compact JSON of `[{name, description,
+/// input_schema}]` (what a client puts before the model). Counting tokens needs the tokenizer,
+/// which `scripts/bench.sh` runs (`--only tool-list`, and its smoke run in `scripts/test.sh`,
+/// which fails past the target). This test guards the same text by bytes, without the
+/// tokenizer: our list measured 4.48 bytes per token (16,012 bytes, 3,575 tokens), so 17,000
+/// bytes stands for about 3,800 tokens, a margin of 5% below the target for a change that packs
+/// fewer bytes into a token. It fails when the list grows past that.
+/// The tools later issues added to the seed's 24 (`scripts/lib/tool_list_size.py` names them
+/// too).
+const SEED_EXTRAS: [&str; 4] = [
+    "lean_try_edit",
+    "lean_check_receipt",
+    "lean_lock",
+    "lean_certify",
+];
+
+#[test]
+fn the_seed_tools_fit_the_listing_budget() {
+    const BUDGET_BYTES: usize = 17_000;
+    let mut server = McpProcess::server(&[]);
+    server.initialize_legacy();
+    let list = server.ask(request(1, "tools/list", Value::Null));
+    let seed: Vec<Value> = list["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| !SEED_EXTRAS.contains(&t["name"].as_str().unwrap()))
+        .map(|t| json!({"name": t["name"], "description": t["description"], "input_schema": t["inputSchema"]}))
+        .collect();
+    assert_eq!(seed.len(), 24);
+    // Compact JSON as the benchmark counts it (member order differs, not the byte count).
+    let bytes = serde_json::to_string(&seed).unwrap().len();
+    assert!(
+        bytes <= BUDGET_BYTES,
+        "the seed tools' listing is {bytes} bytes, over its {BUDGET_BYTES}-byte budget"
+    );
     server.finish_clean();
 }

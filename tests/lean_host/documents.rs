@@ -63,6 +63,45 @@ fn sync_counts_every_diagnostic_and_returns_items_on_request() {
     crate::harness::snapshot("sync_items", lean.server.finish_clean());
 }
 
+/// `--diagnostics-in-result --diagnostic-scope all` (what `config` writes for clients that do not
+/// show the model log notifications) make a bare `lean_sync` return every diagnostic, and the
+/// listing advertise those defaults; an argument given still wins.
+#[test]
+fn the_command_line_changes_the_defaults_of_diagnostics_in_results() {
+    let project = Project::fixture();
+    let flags = ["--diagnostics-in-result", "--diagnostic-scope", "all"];
+    let mut lean = Lean::start(&[&project], &flags, &[]);
+    let listed = lean.server.ask(request(90, "tools/list", json!({})));
+    let sync = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "lean_sync")
+        .unwrap();
+    let properties = &sync["inputSchema"]["properties"];
+    assert_eq!(properties["diagnostics_in_result"]["default"], true);
+    assert_eq!(properties["diagnostic_scope"]["default"], "all");
+    let synced = lean.ok("lean_sync", args(&project, "Fixture/Holes.lean", json!({})));
+    let counts = &synced["diagnostics"]["counts"];
+    let items = synced["diagnostics"]["items"].as_array().unwrap();
+    assert_eq!(items.len() as u64, counts["total"].as_u64().unwrap());
+    assert!(items.iter().any(|i| i["severity"] == "warning"), "{synced}");
+    let errors_only = lean.ok(
+        "lean_sync",
+        args(
+            &project,
+            "Fixture/Holes.lean",
+            json!({"diagnostic_scope": "errors"}),
+        ),
+    );
+    let items = errors_only["diagnostics"]["items"].as_array().unwrap();
+    assert!(
+        items.iter().all(|i| i["severity"] == "error"),
+        "{errors_only}"
+    );
+    lean.server.finish_clean();
+}
+
 #[test]
 fn versions_follow_the_text_on_disk_and_stale_callers_are_told() {
     let project = Project::fixture();

@@ -875,12 +875,8 @@ fn the_catalog_entry_follows_the_specification() {
         "it may write files: {tool}"
     );
     let description = tool["description"].as_str().unwrap();
-    assert!(description.starts_with(
-        "Beam does not upload or submit feedback. This tool creates and returns a pasteable \
-         feedback report for one explicit workspace."
-    ));
     assert!(
-        description.contains("`_meta.progressToken`"),
+        description.contains("nothing is sent anywhere and Lean is never started"),
         "{description}"
     );
     let schema = &tool["inputSchema"];
@@ -951,7 +947,7 @@ fn the_catalog_entry_follows_the_specification() {
         .unwrap()
         .keys()
         .collect();
-    assert_eq!(content, ["description"], "any JSON value");
+    assert!(content.is_empty(), "any JSON value: {content:?}");
     assert_eq!(evidence["properties"]["path"]["type"], "string");
     server.finish_clean();
 }

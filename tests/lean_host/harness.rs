@@ -213,6 +213,10 @@ impl Lean {
         if !args.contains(&"--status-delay-ms") {
             all_args.extend_from_slice(&["--status-delay-ms", "3600000"]);
         }
+        // Nor heartbeats: a slow machine would otherwise add them to transcripts.
+        if !args.contains(&"--heartbeat-ms") {
+            all_args.extend_from_slice(&["--heartbeat-ms", "3600000"]);
+        }
         let mut all_env: Vec<(&str, &str)> = vec![
             ("FAKE_LEAN_TRACE", trace.to_str().expect("utf-8 path")),
             ("FAKE_LEAN_GATE_DIR", gates.to_str().expect("utf-8 path")),

@@ -161,6 +161,17 @@ fn progress_reports_preparation_file_progress_and_one_done() {
         .filter(|u| u["message"].as_str().unwrap().contains("done=true"))
         .count();
     assert_eq!(done, 1, "{updates:?}");
+    // Human-readable lines are the tools' 0-based ones, and say so.
+    let ranged: Vec<&str> = updates
+        .iter()
+        .filter_map(|u| u["message"].as_str())
+        .filter(|m| m.contains("(lines "))
+        .collect();
+    assert!(!ranged.is_empty(), "{updates:?}");
+    assert!(
+        ranged.iter().all(|m| m.contains(", 0-based; ")),
+        "{ranged:?}"
+    );
     assert!(
         logs(&seen, "beam.status").is_empty(),
         "a token means no status notice"

@@ -17,6 +17,7 @@ mod failures;
 mod faults;
 mod feedback;
 mod harness;
+mod heartbeat;
 mod hostile;
 mod imports;
 mod lifecycle;

@@ -50,7 +50,7 @@ fn times_are_hidden_in_their_column() {
         "  ok    a       [t]  x [t]"
     );
     assert_eq!(hide_times("passed in 1.5 s."), "passed in [t].");
-    assert_eq!(hide_times("line 20, column 3"), "line 20, column 3");
+    assert_eq!(hide_times("line 19, character 2"), "line 19, character 2");
 }
 
 #[test]
@@ -62,7 +62,7 @@ fn the_self_check_passes_on_the_fixture_project() {
     assert_eq!(text.matches("\n  ok    ").count(), 6, "{text}");
     assert!(text.contains("All 6 phases passed"), "{text}");
     assert!(
-        text.contains("goals at the first tactic (line 20, column 3)"),
+        text.contains("goals at the first tactic (19:2, 0-based)"),
         "{text}"
     );
     snapshot("self_check_passes", text);

@@ -38,6 +38,8 @@ fn storm(modern: bool, projects: &[Project]) -> Tally {
             lake().to_str().unwrap(),
             "--status-delay-ms",
             "3600000",
+            "--heartbeat-ms",
+            "3600000",
         ])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -40,6 +40,8 @@ fn main() -> ExitCode {
             .map_or(defaults.max_waiting_calls, |n| n as usize),
         shutdown_timeout: millis("--shutdown-timeout-ms", defaults.shutdown_timeout),
         cancel_grace: millis("--cancel-grace-ms", defaults.cancel_grace),
+        // No heartbeats unless a test asks: a slow machine would add them to transcripts.
+        heartbeat: millis("--heartbeat-ms", Duration::from_secs(3600)),
         ..defaults
     };
     let gates = std::env::var_os(host::GATE_DIR_ENV)

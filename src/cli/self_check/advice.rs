@@ -63,7 +63,7 @@ pub fn text(advice: Advice, root: &Path, lake: &Path, timeout: Duration) -> Stri
              open a new shell and check that `lake --version` works; or pass --lake (or set \
              LEAN_BEAM_LAKE) to a lake executable. An MCP client starts the server with its own \
              PATH: if `lake` is only on your shell's, register the server with \
-             `lean-beam-mcp config <client> -- --lake \"$(command -v lake)\"`.",
+             `lean-beam-mcp config <client> --write -- --lake \"$(command -v lake)\"`.",
             lake.display()
         ),
         Advice::LakeSetup => format!(

@@ -89,11 +89,9 @@ pub async fn run(session: Session, plan: &Plan) -> Vec<Phase> {
             }
         }
         Some(position) => {
-            let place = format!(
-                "(line {}, column {})",
-                position.line + 1,
-                position.character + 1
-            );
+            // line:character as the tools take them (and as Lean writes positions), so a
+            // reader can pass them on as they are.
+            let place = format!("({}:{}, 0-based)", position.line, position.character);
             if let Some(hover) = runner
                 .step(
                     &format!("hover at the first tactic {place}"),

@@ -151,6 +151,13 @@ fn runtime_summary(context: &Context<'_>) -> String {
     if let Some(protocol) = text(&identity["mcp_protocol"]) {
         lines.push(format!("- MCP protocol: {}", code(&protocol)));
     }
+    let client = &identity["mcp_client"];
+    if let (Some(name), Some(version)) = (text(&client["name"]), text(&client["version"])) {
+        lines.push(format!(
+            "- MCP client: {}",
+            code(&format!("{name} {version}"))
+        ));
+    }
     if let Some(commit) = text(&identity["source_commit"]) {
         let short: String = commit.chars().take(12).collect();
         let dirty = if identity["source_dirty"] == true {

@@ -42,7 +42,12 @@ const NO_QUERY: [&str; 2] = [
 /// Whether a line of the query's output is part of its answer (see the contract): stdout, or
 /// the refusal of a Lake without the command.
 pub fn is_answer(stream: Stream, line: &str) -> bool {
-    stream == Stream::Stdout || NO_QUERY.iter().any(|refusal| line.starts_with(refusal))
+    stream == Stream::Stdout || is_refusal(line)
+}
+
+/// Whether `line` is Lake's refusal of a command it does not have.
+fn is_refusal(line: &str) -> bool {
+    NO_QUERY.iter().any(|refusal| line.starts_with(refusal))
 }
 
 /// The arguments of the query for `module` (see the contract).
@@ -68,9 +73,7 @@ pub enum Answer {
 /// What the query's output says (see the contract); `lines` are its answer's lines
 /// ([`is_answer`]) with their streams.
 pub fn read(root: &Path, status: ExitStatus, lines: &[(Stream, String)]) -> Answer {
-    let no_command = lines
-        .iter()
-        .any(|(_, line)| NO_QUERY.iter().any(|refusal| line.starts_with(refusal)));
+    let no_command = lines.iter().any(|(_, line)| is_refusal(line));
     if !status.success() {
         return if no_command {
             Answer::NoQuery

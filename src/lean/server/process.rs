@@ -307,7 +307,17 @@ pub fn spawn_error(
     let (reason, message) = match error.kind() {
         std::io::ErrorKind::NotFound if lake.components().count() == 1 => (
             "lakeNotFound",
-            format!("`{}` was not found on PATH. {install}.", lake.display()),
+            // A client starts its servers with an environment of its own, often without the
+            // shell's PATH that elan extended: say which PATH was searched, and how to name lake.
+            format!(
+                "`{lake}` was not found on the PATH this server was started with ({path}). If \
+                 `command -v {lake}` finds it in your shell, your MCP client started the server \
+                 with another PATH: register it with the lake it should use, `lean-beam-mcp \
+                 config <client> --write -- --lake \"$(command -v {lake})\"`. Otherwise: \
+                 {install}.",
+                lake = lake.display(),
+                path = std::env::var("PATH").unwrap_or_else(|_| "PATH is not set".to_owned()),
+            ),
         ),
         std::io::ErrorKind::NotFound => (
             "lakeNotFound",
@@ -370,7 +380,13 @@ mod tests {
             None,
         )
         .unwrap_err();
-        assert!(err.message.contains("not found on PATH"), "{}", err.message);
+        assert!(
+            err.message
+                .contains("not found on the PATH this server was started with ("),
+            "{}",
+            err.message
+        );
+        assert!(err.message.contains("--write -- --lake"), "{}", err.message);
         assert_eq!(err.reason, "lakeNotFound");
         assert!(err.message.contains("elan"), "{}", err.message);
     }

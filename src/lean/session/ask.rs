@@ -23,7 +23,11 @@
 //!    a fatal report is taken for a crash only once the crash grace has passed with no
 //!    explanation and no answer. A crash that may not be revived again fails the call with the
 //!    typed crash at once, and so does a request about a document already in that state: it is
-//!    never sent to wait for a revival that will not come.
+//!    never sent to wait for a revival that will not come. The grace runs for the newest version
+//!    reported fatal: when a revival (this call's or another's) crashes again while an older
+//!    report's grace runs, Lean holds the request for that newer version, so it is the one
+//!    revived (the no-false-complete suite hung on a sync whose own revival crashed before its
+//!    request reached the new worker). Events lost to lag are read back from the mirror.
 //! 4. The document must be one the caller pins or leases: a document that is not open is a bug
 //!    of the host's, reported as `internalError`, never as the caller's fault.
 //! 5. [`ask_once`] answers about the text the caller checked, or not at all: Lean answers a
@@ -34,10 +38,12 @@
 //!    have processed the document's header (`barrier::header_processed`).
 
 use std::pin::pin;
+use std::time::Duration;
 
 use serde_json::Value;
 use tokio::sync::broadcast::Receiver;
 use tokio::sync::broadcast::error::RecvError;
+use tokio::time::Instant;
 
 use super::mirror::{DocEvent, Document, EventKind, same_text};
 use super::report::{LiveDiagnostics, Reporter};
@@ -60,16 +66,14 @@ pub async fn ask(
     let uri = document.uri.clone();
     let request = with_revival(set, &uri, caller, method, params);
     let mut request = pin!(request);
-    // The LSP version a fatal report concerns, and when it counts as a crash.
-    let mut unexplained: Option<(i64, tokio::time::Instant)> = None;
-    let grace = set.limits().crash_grace;
+    let mut unexplained = Unexplained::new(set.limits().crash_grace);
     let answer = loop {
-        let due = unexplained.map(|(_, at)| at);
+        let due = unexplained.due();
         tokio::select! {
             biased;
             answer = &mut request => break answer,
             () = sleep_until(due), if due.is_some() => {
-                let (seen, _) = unexplained.take().expect("due");
+                let seen = unexplained.take().expect("due");
                 if !set.revive_if_still(&uri, seen, false, caller).await
                     && let Some(dead) = set.mirror().get(&uri)
                     && dead.lsp_version == seen
@@ -83,12 +87,17 @@ pub async fn ask(
                 Ok(event) => {
                     reporter.report(&event);
                     let fatal = matches!(&event.kind, EventKind::Progress(p) if p.fatal);
-                    if fatal && unexplained.is_none() && *event.uri == *uri {
-                        let at = tokio::time::Instant::now() + grace;
-                        unexplained = Some((event.lsp_version, at));
+                    if fatal && *event.uri == *uri {
+                        unexplained.fatal(event.lsp_version, Instant::now());
                     }
                 }
-                Err(RecvError::Lagged(_)) => {}
+                Err(RecvError::Lagged(_)) => {
+                    if let Some(current) = set.mirror().get(&uri)
+                        && current.crashed()
+                    {
+                        unexplained.fatal(current.lsp_version, Instant::now());
+                    }
+                }
                 Err(RecvError::Closed) => break (&mut request).await,
             },
         }
@@ -97,7 +106,41 @@ pub async fn ask(
     answer
 }
 
-async fn sleep_until(at: Option<tokio::time::Instant>) {
+/// The newest LSP version of the document reported fatal and not yet explained, and when that
+/// report counts as a crash (see the contract, 3).
+struct Unexplained {
+    grace: Duration,
+    newest: Option<(i64, Instant)>,
+}
+
+impl Unexplained {
+    fn new(grace: Duration) -> Unexplained {
+        Unexplained {
+            grace,
+            newest: None,
+        }
+    }
+
+    /// A fatal report about `version`, heard at `now`: a newer version than the one whose grace
+    /// runs replaces it (Lean holds the request for the newest worker); the same or an older
+    /// one changes nothing.
+    fn fatal(&mut self, version: i64, now: Instant) {
+        if self.newest.is_none_or(|(seen, _)| version > seen) {
+            self.newest = Some((version, now + self.grace));
+        }
+    }
+
+    fn due(&self) -> Option<Instant> {
+        self.newest.map(|(_, at)| at)
+    }
+
+    /// The version whose grace ran out, forgotten.
+    fn take(&mut self) -> Option<i64> {
+        self.newest.take().map(|(version, _)| version)
+    }
+}
+
+async fn sleep_until(at: Option<Instant>) {
     match at {
         Some(at) => tokio::time::sleep_until(at).await,
         None => std::future::pending().await,
@@ -221,4 +264,36 @@ fn crashed(
 ) -> HostError {
     let document = set.mirror().get(uri).unwrap_or_else(|| sent.clone());
     set.crash_error(caller.path, &document, exited)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_newer_fatal_report_restarts_the_grace_for_its_version() {
+        let grace = Duration::from_millis(500);
+        let start = Instant::now();
+        let mut unexplained = Unexplained::new(grace);
+        unexplained.fatal(1, start);
+        // A revival crashed again before the first report's grace ran out: Lean now holds the
+        // request for version 2, which is the one to revive.
+        let later = start + Duration::from_millis(100);
+        unexplained.fatal(2, later);
+        assert_eq!(unexplained.due(), Some(later + grace));
+        assert_eq!(unexplained.take(), Some(2));
+        assert_eq!(unexplained.due(), None);
+    }
+
+    #[test]
+    fn the_same_or_an_older_version_keeps_the_running_grace() {
+        let grace = Duration::from_millis(500);
+        let start = Instant::now();
+        let mut unexplained = Unexplained::new(grace);
+        unexplained.fatal(3, start);
+        unexplained.fatal(3, start + Duration::from_millis(200));
+        unexplained.fatal(2, start + Duration::from_millis(300));
+        assert_eq!(unexplained.due(), Some(start + grace));
+        assert_eq!(unexplained.take(), Some(3));
+    }
 }

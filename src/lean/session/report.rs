@@ -119,7 +119,12 @@ impl<'a> Reporter<'a> {
         self.reported_updates = Some(progress.updates);
         self.done_reported = progress.done;
         let range = match (progress.range_start_line, progress.range_end_line) {
-            (Some(start), Some(end)) => format!("range={start}..{end} "),
+            // The text uses the tools' 0-based lines (document_progress keeps the seed's 1-based).
+            (Some(start), Some(end)) => format!(
+                "lines {}..{}, 0-based; ",
+                start.saturating_sub(1),
+                end.saturating_sub(1)
+            ),
             _ => String::new(),
         };
         let verb = if progress.done {

@@ -27,9 +27,7 @@ pub const DROP: &str = "lean_drop_workspace";
 pub fn stats_spec() -> ToolSpec {
     ToolSpec {
         name: STATS.into(),
-        description:
-            "Return process-wide debug Beam broker runtime statistics for lazily cached workspaces."
-                .into(),
+        description: "Per-workspace call statistics, for debugging.".into(),
         input_schema: json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",
@@ -47,8 +45,8 @@ pub fn stats_spec() -> ToolSpec {
 pub fn drop_spec() -> ToolSpec {
     LeanTool {
         name: DROP,
-        base: "Evict one local Lean workspace cache (its Lean server and documents) and \
-               invalidate its retained proof handles. A later request recreates it lazily.",
+        base: "Stop a workspace's Lean server, close its documents and void its handles; the \
+               next call starts it again.",
         properties: &[],
         required: &[],
         annotations: ToolAnnotations {

@@ -53,21 +53,19 @@ pub fn spec() -> ToolSpec {
         (
             "bundle",
             json!({"type": "boolean", "default": false,
-                   "description": "Write the comparator bundle (Challenge.lean, Solution.lean, \
-                                   config.json, README.txt) under <root>/.beam/certify/ when \
-                                   certified."}),
+                   "description": "When certified, also write the comparator bundle under \
+                                   <root>/.beam/certify/."}),
         ),
     ];
     LeanTool::concurrent(
         CERTIFY,
         "Certify that the theorems of a lock (from lean_lock) are still the locked statements \
-         and are proved, in the file as Lean checks it now (never from .olean files): \
-         {certified, theorems: [{name, axioms, failures}], failures (file-level), bundle_dir?}. \
-         Each failure is {reason, message, range}, reason one of statement_changed, \
-         theorem_missing, uses_sorry, axiom_not_allowed (allowed: propext, Classical.choice, \
-         Quot.sound), native_decide, forbidden_declaration (axiom, implemented_by, extern, \
-         unsafe), forbidden_option (debug.skipKernelTC, debug.byAsSorry), file_errors, \
-         stale_snapshot. certified is true only with no failure at all.",
+         and proved, in the file as Lean checks it now (never from .olean files): no sorry, no \
+         axiom beyond propext, Classical.choice and Quot.sound, no native_decide, forbidden \
+         declaration or option, no error in the file. certified is true only with no failure; \
+         each failure has a reason (statement_changed, theorem_missing, uses_sorry, \
+         axiom_not_allowed, native_decide, forbidden_declaration, forbidden_option, \
+         file_errors, stale_snapshot) and a range.",
         &properties,
         &["path", "lock"],
         ToolAnnotations {

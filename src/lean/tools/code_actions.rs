@@ -35,9 +35,8 @@ pub const RESOLVE: &str = "lean_code_action_resolve";
 pub fn spec() -> ToolSpec {
     LeanTool {
         name: RESOLVE,
-        base: "Resolve and return a Lean code action payload from lean_todo. If it contains an \
-               LSP WorkspaceEdit, the client must apply it. Only an action that carries `data` \
-               can be resolved; one without it is already complete as lean_todo returned it.",
+        base: "Complete a code action lean_todo returned with a `data` field, returning its edit \
+               (to apply yourself); one without `data` is complete already.",
         properties: &[
             ("path", path()),
             ("version", version()),
@@ -45,9 +44,7 @@ pub fn spec() -> ToolSpec {
                 "code_action",
                 json!({
                     "type": "object",
-                    "description": "Raw Lean LSP CodeAction payload returned by lean_todo. The \
-                                    action must include its data field, unchanged, and belong \
-                                    to the file named by path."
+                    "description": "As lean_todo returned it for this path, unchanged."
                 }),
             ),
         ],

@@ -44,8 +44,7 @@ pub const CLOSE: &str = "lean_close";
 fn scope() -> Value {
     let mut scope = string_enum(
         &["errors", "all"],
-        "Which diagnostics live logs and result items include: errors (the default) or all \
-         severities. Counts and readiness always cover everything.",
+        "all: also warnings and information. Counts always cover all.",
     );
     scope["default"] = json!("errors");
     scope
@@ -55,8 +54,7 @@ fn in_result() -> Value {
     json!({
         "type": "boolean",
         "default": false,
-        "description": "Also return the current diagnostics (filtered by diagnostic_scope) in the \
-                        result, for clients that do not keep log notifications."
+        "description": "Return the diagnostics themselves, not only their counts."
     })
 }
 
@@ -80,26 +78,30 @@ pub fn specs() -> Vec<ToolSpec> {
         }
         .spec()
     };
-    let mut close = tool(CLOSE, "Close the tracked LSP document.", &path_only);
+    let mut close = tool(
+        CLOSE,
+        "Close a file in Lean (its worker stops).",
+        &path_only,
+    );
     close.annotations.idempotent_hint = Some(true);
     vec![
         tool(
             UPDATE,
-            "Read one Lean file from disk into Beam's document mirror and return its version \
-             and whether it changed, without waiting for diagnostics.",
+            "Read a file from disk into Lean and return its version and whether it changed, \
+             without waiting for Lean to check it.",
             &path_only,
         ),
         tool(
             SYNC,
-            "Read one Lean file from disk, wait until Lean has finished it, and return its \
-             version, diagnostic counts, readiness and progress. Use the returned version with \
-             the position tools. This never applies or recovers speculative text.",
+            "Read a file from disk, wait until Lean has checked it, and return its version (for \
+             the position tools), diagnostic counts and whether it is ready to save. Call it \
+             after each edit.",
             &with_diagnostics,
         ),
         tool(
             REFRESH,
-            "Close the tracked Lean document, reread it from disk (rebuilding out-of-date \
-             imports) and wait for fresh diagnostics.",
+            "As lean_sync, after rebuilding out-of-date imports: use it when Lean says the \
+             imports are stale.",
             &with_diagnostics,
         ),
         close,

@@ -7,14 +7,17 @@
 //!    Lean: it reads only what the host already holds. It is not a Lean operation, so the
 //!    statistics do not count it.
 //! 2. Non-confidential, `collected` is `{identity, stats, openFiles, runtime}`: the server's
-//!    identity (as `beam_version`), this workspace's `beam_stats` entry, its open documents and
+//!    identity (as `beam_version`, but with `mcp_protocol` the revision this request was made
+//!    in, and `mcp_client: {name, version}` when the client named itself), this workspace's
+//!    `beam_stats` entry, its open documents and
 //!    its runtime (`{cached, lake, toolchain}`, and for a cached runtime `{epoch, alive,
 //!    configChanges, lspMessagesSent, stderrTail}`), `null` for what does not exist; with
 //!    tracing on, also `traces: {dir, files}`: the MCP trace and this workspace's LSP traces
 //!    (every start of its Lean server), current and rotated, for the user to attach. Another
 //!    workspace's state is never included. Without a cached runtime a collection warning says
 //!    what could not be collected.
-//! 3. Confidential, `collected` is `{identity: {name, version, mcp_protocol, runtime_active}}`:
+//! 3. Confidential, `collected` is `{identity: {name, version, mcp_protocol, runtime_active}}`
+//!    (`mcp_protocol` as above):
 //!    nothing is read from the project; the request, response, evidence and client request id
 //!    are left out (a warning names which were given, and one says that trace files, which hold
 //!    the workspace's text, are not named); `active_root` is null; the workspace is not echoed;
@@ -47,110 +50,70 @@ use crate::lean::state::HostState;
 use crate::lean::text::uri_path;
 use crate::lean::workspace::root::WorkspaceRoot;
 use crate::lean::workspace::runtime::Runtime;
-use crate::mcp::{CallContext, Execution, StatusNotice, ToolAnnotations, ToolSpec};
+use crate::mcp::{CallContext, ClientInfo, Execution, StatusNotice, ToolAnnotations, ToolSpec};
 
 /// The tool name.
 pub const NAME: &str = "beam_feedback_report";
 
-/// What the tool does, before its progress hint.
-const DESCRIPTION: &str = "Beam does not upload or submit feedback. This tool creates and \
-    returns a pasteable feedback report for one explicit workspace. The report is a markdown card \
-    and its metadata. A non-confidential report may hold the narrative and payloads you pass, local \
-    paths and this workspace's Beam context (statistics, open files, the Lean server's recent \
-    output), so review it before posting it. Set confidential for a non-public workspace: it \
-    collects no project context, leaves out payloads and evidence, does not echo the workspace \
-    and replaces home and workspace paths, but keeps the rest of your narrative as written (it \
-    is not scanned for other secrets), so never post it publicly. A local evidence bundle \
-    (bundle: dir or zip, under <root>/.beam/feedback/) is optional. It never starts Lean.";
-
-/// The progress hint of this tool.
-const PROGRESS_HINT: &str = "For detailed live updates, clients can pass `tools/call` \
-    `_meta.progressToken`; without one, Beam emits one status log when collection is delayed \
-    and the request's logging policy admits notice-level events.";
+/// What the tool does.
+const DESCRIPTION: &str = "Write a bug report about Beam for one workspace: returns a markdown \
+    card and its metadata for the user to review and post; nothing is sent anywhere and Lean is \
+    never started. The card may hold your narrative and payloads, local paths and Beam's context \
+    for the workspace; confidential: true leaves project context, payloads and evidence out and \
+    redacts paths (the narrative stays as written). bundle also writes the evidence to \
+    <root>/.beam/feedback/.";
 
 /// The longest `lean-toolchain` read.
 const TOOLCHAIN_BYTES: u64 = 256;
 
 /// The catalog entry.
 pub fn spec() -> ToolSpec {
-    let text = |description: &str| json!({"type": "string", "description": description});
-    let flag = |default: bool, description: &str| json!({"type": "boolean", "default": default, "description": description});
+    let text = || json!({"type": "string"});
+    let flag = |default: bool| json!({"type": "boolean", "default": default});
     let mut bundle = string_enum(
         &["none", "dir", "zip"],
-        "Also write a local evidence bundle under <root>/.beam/feedback/: dir (a directory) or \
-         zip (the directory and a zip of it beside it). Defaults to none.",
+        "zip: the directory and a zip of it.",
     );
     bundle["default"] = json!("none");
+    let payload = || json!({"type": "object"});
     let properties = [
-        ("title", text("Short report title.")),
-        (
-            "summary",
-            text("What went wrong, or what the feedback is about."),
-        ),
-        (
-            "reproduction",
-            text("Concrete steps or commands that reproduce the behavior."),
-        ),
-        ("expected", text("The behavior you expected.")),
-        ("actual", text("The behavior you observed instead.")),
+        ("title", text()),
+        ("summary", text()),
+        ("reproduction", text()),
+        ("expected", text()),
+        ("actual", text()),
         (
             "kind",
-            string_enum(
-                &["bug", "ux", "perf", "docs", "question"],
-                "Triage category.",
-            ),
+            json!({"type": "string", "enum": ["bug", "ux", "perf", "docs", "question"]}),
         ),
         (
             "severity",
-            string_enum(&["low", "medium", "high", "critical"], "Triage severity."),
+            json!({"type": "string", "enum": ["low", "medium", "high", "critical"]}),
         ),
-        ("impact", text("Who or what is affected, and how much.")),
-        ("workaround", text("A workaround, if one is known.")),
+        ("impact", text()),
+        ("workaround", text()),
         (
             "tags",
-            json!({
-                "type": "array",
-                "description": "Short labels for routing the report.",
-                "items": {"type": "string", "description": "One label."}
-            }),
+            json!({"type": "array", "items": {"type": "string"}}),
         ),
-        (
-            "client_request_id",
-            text("Your own correlation id for the request the report is about."),
-        ),
-        (
-            "request",
-            json!({"type": "object", "description": "The request payload the report is about."}),
-        ),
-        (
-            "response",
-            json!({"type": "object", "description": "The response payload the report is about."}),
-        ),
+        ("client_request_id", text()),
+        ("request", payload()),
+        ("response", payload()),
         (
             "evidence",
             json!({
                 "type": "array",
-                "description": "Evidence to copy into the bundle, each with exactly one of \
-                    content or path.",
+                "description": "Copied into the bundle: each a name and one of content (a string, \
+                    or JSON) or path (a file in the workspace, at most 1 MiB).",
                 "items": {
                     "type": "object",
-                    "description": "One piece of evidence.",
                     "properties": {
                         "name": {
                             "type": "string",
-                            "description": "Its simple file name in the bundle: ASCII letters, \
-                                digits, '.', '_' and '-', starting with a letter, digit or '_'; \
-                                no path separators."
+                            "description": "A simple file name: letters, digits, '.', '_', '-'."
                         },
-                        "content": {
-                            "description": "Inline evidence: a string is written as is, any \
-                                other JSON value as formatted JSON."
-                        },
-                        "path": {
-                            "type": "string",
-                            "description": "A regular file inside the workspace (relative to \
-                                its root unless absolute), at most 1 MiB."
-                        }
+                        "content": {},
+                        "path": {"type": "string"}
                     },
                     "required": ["name"],
                     "additionalProperties": false
@@ -158,38 +121,21 @@ pub fn spec() -> ToolSpec {
             }),
         ),
         ("bundle", bundle),
-        (
-            "redact",
-            flag(
-                true,
-                "Replace the home directory with ~ in the report and its bundle (the echoed \
-                 workspace descriptor stays as it is). Defaults to true.",
-            ),
-        ),
-        (
-            "confidential",
-            flag(
-                false,
-                "Set true for a non-public workspace: collects no project context; leaves out \
-                 request, response, evidence and client_request_id; does not echo the \
-                 workspace; redacts the home directory and the workspace root (so it cannot be \
-                 combined with redact: false); keeps the rest of your narrative as written, \
-                 without scanning it for other secrets; and marks the report confidential. \
-                 Defaults to false.",
-            ),
-        ),
-        (
-            "include_collected",
-            flag(
-                false,
-                "Also return the collected Beam context and render it in the markdown (for a \
-                 confidential report, the server identity only). Defaults to false.",
-            ),
-        ),
+        ("redact", {
+            let mut redact = flag(true);
+            redact["description"] = json!("Replace the home directory with ~.");
+            redact
+        }),
+        ("confidential", flag(false)),
+        ("include_collected", {
+            let mut collected = flag(false);
+            collected["description"] = json!("Also return and show Beam's collected context.");
+            collected
+        }),
     ];
     ToolSpec {
         name: NAME.into(),
-        description: format!("{DESCRIPTION} {PROGRESS_HINT}"),
+        description: DESCRIPTION.to_owned(),
         input_schema: lean_input(&properties, &NARRATIVE),
         annotations: ToolAnnotations::default(),
         execution: Execution::Concurrent,
@@ -212,7 +158,11 @@ fn confidential(arguments: &Value) -> bool {
 }
 
 /// Makes the report (see the contract).
-pub async fn report(state: &HostState, arguments: &Value) -> Result<Value, HostError> {
+pub async fn report(
+    state: &HostState,
+    arguments: &Value,
+    client: &ClientInfo,
+) -> Result<Value, HostError> {
     let descriptor = arguments.get("workspace").unwrap_or(&Value::Null);
     let root = WorkspaceRoot::resolve(descriptor)?;
     // Built from the raw flags, so even a refusal of the report is redacted as it would be.
@@ -231,9 +181,9 @@ pub async fn report(state: &HostState, arguments: &Value) -> Result<Value, HostE
                     .into(),
             );
         }
-        (restricted_identity(state), warnings)
+        (restricted_identity(state, client), warnings)
     } else {
-        collect(state, &root, &report)
+        collect(state, &root, &report, client)
     };
     let echo = (!report.confidential).then(|| root.descriptor());
     let root = root.path().to_path_buf();
@@ -259,13 +209,24 @@ fn redacted(redactor: &Redactor, mut error: HostError) -> HostError {
     error
 }
 
-fn restricted_identity(state: &HostState) -> Value {
-    let full = state.identity();
+fn restricted_identity(state: &HostState, client: &ClientInfo) -> Value {
+    let full = session_identity(state, client);
     let mut identity = serde_json::Map::new();
     for key in ["name", "version", "mcp_protocol", "runtime_active"] {
         identity.insert(key.into(), full[key].clone());
     }
     json!({ "identity": identity })
+}
+
+/// The server's identity as this session sees it: the revision the request was made in (not
+/// the server's preferred one) and, when the client named itself, the client.
+fn session_identity(state: &HostState, client: &ClientInfo) -> Value {
+    let mut identity = state.identity();
+    identity["mcp_protocol"] = json!(client.family.revision());
+    if let Some(name) = &client.name {
+        identity["mcp_client"] = json!({"name": name.name, "version": name.version});
+    }
+    identity
 }
 
 /// The warning of a confidential report that was given what it leaves out.
@@ -290,9 +251,14 @@ fn left_out(report: &Report) -> Vec<String> {
 }
 
 /// The context of a non-confidential report, from what the host holds now.
-fn collect(state: &HostState, root: &WorkspaceRoot, report: &Report) -> (Value, Vec<String>) {
+fn collect(
+    state: &HostState,
+    root: &WorkspaceRoot,
+    report: &Report,
+    client: &ClientInfo,
+) -> (Value, Vec<String>) {
     let mut warnings = Vec::new();
-    let identity = state.identity();
+    let identity = session_identity(state, client);
     let stats = state.stats_report()["workspaces"]
         .get(root.key())
         .cloned()

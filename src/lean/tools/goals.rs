@@ -16,7 +16,7 @@
 
 use serde_json::{Value, json};
 
-use super::schema::{LeanTool, character, line, path, read_only, string_enum, version};
+use super::schema::{LeanTool, character, line, path, read_only, version};
 use crate::lean::error::HostError;
 use crate::lean::session::goals::plain_goals;
 use crate::lean::session::receipt;
@@ -32,7 +32,7 @@ pub const GOALS: &str = "lean_goals";
 pub fn spec() -> ToolSpec {
     LeanTool {
         name: GOALS,
-        base: "Inspect Lean goals before or after the tactic at a file position.",
+        base: "The proof goals before or after the tactic at a position.",
         properties: &[
             ("path", path()),
             ("version", version()),
@@ -40,10 +40,7 @@ pub fn spec() -> ToolSpec {
             ("character", character()),
             (
                 "mode",
-                string_enum(
-                    &["before", "after"],
-                    "Goals before the tactic at the position, or after it.",
-                ),
+                json!({"type": "string", "enum": ["before", "after"]}),
             ),
         ],
         required: &["path", "version", "line", "character", "mode"],

@@ -42,17 +42,15 @@ pub fn spec() -> ToolSpec {
                 "items": {"type": "string", "minLength": 1},
                 "minItems": 1,
                 "maxItems": MAX_THEOREMS,
-                "description": "Names of theorems of the file, as written or with their namespaces."
+                "description": "Theorem names, as written or with namespaces."
             }),
         ),
     ];
     LeanTool::concurrent(
         LOCK,
-        "Lock the statements of named theorems of a Lean file before proving them: returns \
-         {lock}, a value to pass unchanged to lean_certify, holding each theorem's full name, \
-         kind, normalized header and the type Lean elaborates for it, with the file's \
-         base_sha256 and toolchain (MAC'd when the server has LEAN_BEAM_LOCK_KEY). A lock \
-         survives a server restart. Refuses a name the file does not declare (theoremMissing).",
+        "Lock the statements of named theorems of a file before proving them, for \
+         lean_certify to check later: returns {lock}, a value to pass back unchanged (it \
+         survives a server restart). Refuses a name the file does not declare.",
         &properties,
         &["path", "theorems"],
         read_only(),

@@ -21,6 +21,7 @@ pub mod args;
 pub mod call;
 pub mod certify;
 pub mod code_actions;
+pub mod defaults;
 pub mod documents;
 pub mod feedback;
 pub mod goals;
@@ -105,6 +106,32 @@ pub fn catalog() -> Vec<ToolSpec> {
         .collect()
 }
 
+/// The catalog entries `selected` names (every tool when `None`), in listing order; an
+/// unknown name is an error that lists the names there are.
+pub fn served(selected: Option<&[String]>) -> Result<Vec<ToolSpec>, String> {
+    let all = catalog();
+    let Some(selected) = selected else {
+        return Ok(all);
+    };
+    let unknown: Vec<&str> = selected
+        .iter()
+        .map(|name| name.trim())
+        .filter(|name| !all.iter().any(|t| t.name == *name))
+        .collect();
+    if !unknown.is_empty() {
+        let known: Vec<&str> = all.iter().map(|t| t.name.as_str()).collect();
+        return Err(format!(
+            "--tools (LEAN_BEAM_TOOLS) names no such tool: {}; the tools are: {}",
+            unknown.join(", "),
+            known.join(", ")
+        ));
+    }
+    Ok(all
+        .into_iter()
+        .filter(|t| selected.iter().any(|name| name.trim() == t.name))
+        .collect())
+}
+
 /// Whether a tool reports nothing while it runs: the process-wide ones, and
 /// `lean_check_receipt`, which reads a few files and never waits on Lean.
 pub fn is_quiet(tool: &str) -> bool {
@@ -123,7 +150,7 @@ pub async fn dispatch(
         admin::STATS => Ok(state.stats_report()),
         admin::DROP => admin::drop_workspace(state, &arguments).await,
         // Not a Lean operation: it starts nothing and is not counted in the statistics.
-        feedback::NAME => feedback::report(state, &arguments).await,
+        feedback::NAME => feedback::report(state, &arguments, ctx.client()).await,
         _ => {
             let mut call = LeanCall::new(ctx, &arguments)?;
             let recorded = Recorded::new(state, &call.root, tool);

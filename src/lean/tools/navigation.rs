@@ -62,46 +62,43 @@ pub fn specs() -> Vec<ToolSpec> {
     references.push((
         "include_declaration",
         json!({"type": "boolean", "default": true,
-               "description": "Whether the declaration itself is among the references. Defaults to true."}),
+               "description": "Include the declaration itself."}),
     ));
     vec![
         tool(
             HOVER,
-            "Inspect Lean hover information (type and documentation) at a file position.",
+            "The type and documentation of what is at a position.",
             &position,
             &at,
         ),
         tool(
             SIGNATURE_HELP,
-            "Inspect Lean signature help at a file position.",
+            "The signature of the function being applied at a position.",
             &position,
             &at,
         ),
         tool(
             DEFINITION,
-            "Find where the Lean symbol at a file position is defined.",
+            "Where the symbol at a position is defined.",
             &position,
             &at,
         ),
         tool(
             REFERENCES,
-            "Find references to the Lean symbol at a file position.",
+            "Where the symbol at a position is used.",
             &references,
             &at,
         ),
         tool(
             DOCUMENT_SYMBOLS,
-            "List Lean document symbols for one synced file.",
+            "The declarations of a synced file, as an outline.",
             &[("path", path()), ("version", version())],
             &["path", "version"],
         ),
         tool(
             WORKSPACE_SYMBOLS,
-            "Search Lean workspace symbols by query string.",
-            &[(
-                "query",
-                json!({"type": "string", "description": "Workspace symbol search query."}),
-            )],
+            "Search the project's declarations by name.",
+            &[("query", json!({"type": "string"}))],
             &["query"],
         ),
     ]

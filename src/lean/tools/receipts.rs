@@ -36,7 +36,7 @@ use crate::mcp::{Execution, StatusNotice, ToolSpec};
 pub const CHECK: &str = "lean_check_receipt";
 
 /// What every receipt state means: said once, here, and referred to by every tool whose result
-/// carries a receipt (`schema::RECEIPT_HINT`), `--help` and the README.
+/// carries a receipt (`schema::RECEIPT_HINT`), `--help` and CONTRIBUTING.md.
 pub const STATES_EXPLAINED: &str = "A receipt {version, text_sha256, state, toolchain, \
     lake_config_sha256, imports} names exactly the text Lean checked (SHA-256, lowercase hex), \
     the toolchain and Lake configuration Lean loaded, and the file's direct imports as Lean set \
@@ -57,15 +57,13 @@ fn hex() -> Value {
         "type": "string",
         "minLength": 64,
         "maxLength": 64,
-        "description": "SHA-256, 64 lowercase hex digits.",
     })
 }
 
 fn receipt_schema() -> Value {
     json!({
         "type": "object",
-        "description": "A receipt exactly as a Lean tool's result (or a typed error's \
-                        data.receipt) carried it.",
+        "description": "As a result (or an error's data.receipt) carried it.",
         "properties": {
             "version": {"type": "integer", "minimum": 0},
             "text_sha256": hex(),
@@ -98,11 +96,8 @@ fn receipt_schema() -> Value {
 pub fn spec() -> ToolSpec {
     let base = format!(
         "Check, without Lean, whether a receipt from an earlier result still describes the \
-         files: rehash the file, the receipt's imports and the Lake configuration, read \
-         lean-toolchain, and answer {{holds, changed, state}}. holds is true iff nothing \
-         changed (changed names each difference: text, import:<module>, lake_config, \
-         toolchain); state is the receipt's, so holds && state == \"complete\" means the result \
-         is still verified. It sends nothing to Lean and never starts it. {STATES_EXPLAINED}"
+         files on disk: answers {{holds, changed, state}}; holds && state == \"complete\" means \
+         the result still stands. {STATES_EXPLAINED}"
     );
     LeanTool {
         name: CHECK,

@@ -42,14 +42,13 @@ pub const CLOSE_SAVE: &str = "lean_close_save";
 /// Blocking diagnostics named in a refusal's message (all are in its data).
 const NAMED_IN_REFUSAL: usize = 5;
 
-const CHECKPOINT: &str = "This is a development checkpoint, not CI success: CI must still run \
-    `lake build` from clean artifacts. It writes build artifacts, never source.";
+const CHECKPOINT: &str = "A development checkpoint, not CI success; it writes build artifacts, \
+    never source.";
 
 fn scope() -> Value {
     let mut scope = string_enum(
         &["errors", "all"],
-        "Which diagnostics live logs include: errors (the default) or all severities. Counts \
-         and readiness always cover everything.",
+        "all: also warnings and information in live logs.",
     );
     scope["default"] = json!("errors");
     scope
@@ -73,19 +72,10 @@ pub fn specs() -> Vec<ToolSpec> {
     vec![
         tool(
             SAVE,
-            "Checkpoint one Lean module: sync it (read it from disk and wait for Lean's \
-             diagnostics), refuse if it has errors, then run `lake build +<Module>`, which \
-             re-elaborates the module in a fresh Lean process (the language server's results \
-             cannot be written out), and return the artifact paths Lake reports (.olean, \
-             .ilean, .c, trace; with Lake's artifact cache on, the .olean and .c may be in the \
-             cache, outside the workspace) with the sync result. Open files importing it are \
-             told it changed.",
+            "Build a module that has no errors (lean_sync, then `lake build +<Module>`, which \
+             checks it once more) so files importing it see it; returns the artifact paths.",
         ),
-        tool(
-            CLOSE_SAVE,
-            "Checkpoint one Lean module as lean_save does (sync, refuse if it has errors, \
-             `lake build +<Module>`, which re-elaborates it), then close the tracked document.",
-        ),
+        tool(CLOSE_SAVE, "lean_save, then lean_close."),
     ]
 }
 
@@ -188,15 +178,16 @@ fn refusal(diagnostics: &[Diagnostic], sync: Value) -> HostError {
                     .unwrap_or(0)
             };
             let first = d.message.lines().next().unwrap_or_default();
-            // Lean's own convention: 1-based lines, 0-based columns.
-            format!("{}:{}: {first}", at("line") + 1, at("character"))
+            // The tools' numbers, so the agent can pass them on as they are.
+            format!("{}:{}: {first}", at("line"), at("character"))
         })
         .collect();
     if errors.len() > NAMED_IN_REFUSAL {
         named.push(format!("… and {} more", errors.len() - NAMED_IN_REFUSAL));
     }
     HostError::invalid_params(format!(
-        "cannot save artifacts for a document with errors; diagnostics: {}",
+        "cannot save artifacts for a document with errors; diagnostics: {} (at 0-based \
+         line:character)",
         named.join(" | ")
     ))
     .with_data(json!({ "sync": sync }))
@@ -235,13 +226,15 @@ mod tests {
         assert_eq!(refused.code, code::INVALID_PARAMS);
         assert!(
             refused.message.starts_with(
-                "cannot save artifacts for a document with errors; diagnostics: 1:4: bad | 2:4: bad"
+                "cannot save artifacts for a document with errors; diagnostics: 0:4: bad | 1:4: bad"
             ),
             "{}",
             refused.message
         );
         assert!(
-            refused.message.ends_with("| … and 2 more"),
+            refused
+                .message
+                .ends_with("| … and 2 more (at 0-based line:character)"),
             "{}",
             refused.message
         );

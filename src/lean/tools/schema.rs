@@ -1,37 +1,26 @@
 //! The pieces every Lean tool's catalog entry is made of: the schema envelope, the shared
 //! properties (workspace, path, version, positions) and the description's common endings.
 //!
-//! Contract: every input schema is a closed draft 2020-12 object; `workspace` is on every Lean
-//! tool and is the last required property; naturals are integers with `minimum: 0`; every Lean
-//! tool's description ends with the progress hint and the source-edit invariant, after the
-//! receipt hint when its result carries a receipt.
+//! Contract: every input schema is a closed draft 2020-12 object (without `$schema`, which is
+//! the MCP default and which some clients refuse); `workspace` is on every Lean tool and is the
+//! last required property; naturals are integers with `minimum: 0`. What every tool shares (the
+//! workspace descriptor, positions, progress, the source-edit invariant, receipts) is said once,
+//! in the server's instructions (`lean/mod.rs`), so descriptions are short: what the tool does
+//! and when to use it, and the receipt hint when its result carries a receipt.
 
 use serde_json::{Map, Value, json};
 
 use crate::mcp::{Execution, StatusNotice, ToolAnnotations, ToolSpec};
 
-/// What every `lean_*` description says about progress.
-pub const PROGRESS_HINT: &str = "For detailed live updates, clients can pass `tools/call` \
-    `_meta.progressToken`; without one, Beam emits one status log when setup or a long-running \
-    request is detected and the request's logging policy admits notice-level events.";
-
-/// What the description of every tool whose result carries a receipt says of it, before the
-/// progress hint (the states are explained once, in `lean_check_receipt`'s description).
-pub const RECEIPT_HINT: &str = "The result carries a receipt naming exactly the text Lean \
-    checked and whether Lean finished it (its states: see lean_check_receipt).";
-
-/// What every `lean_*` description ends with.
-pub const INVARIANT: &str =
-    "Beam never applies source edits to `.lean` files on disk; the client applies source edits.";
+/// What the description of every tool whose result carries a receipt says of it (receipts
+/// themselves are explained once, in the server's instructions and `lean_check_receipt`).
+pub const RECEIPT_HINT: &str = "Its result carries a receipt.";
 
 /// The workspace descriptor property.
 pub fn workspace() -> Value {
     json!({
         "type": "object",
-        "description": "Explicit local Lean workspace descriptor.",
-        "properties": {
-            "root": {"type": "string", "description": "Absolute Lean/Lake project root path."}
-        },
+        "properties": {"root": {"type": "string"}},
         "required": ["root"],
         "additionalProperties": false
     })
@@ -39,15 +28,12 @@ pub fn workspace() -> Value {
 
 /// The file path property.
 pub fn path() -> Value {
-    json!({
-        "type": "string",
-        "description": "Lean file path, relative to the workspace root unless absolute."
-    })
+    json!({"type": "string"})
 }
 
 /// The document version property.
 pub fn version() -> Value {
-    natural("Document version returned by a successful lean_update or lean_sync for this file.")
+    json!({"type": "integer", "minimum": 0})
 }
 
 /// A zero-based natural number property.
@@ -57,12 +43,12 @@ pub fn natural(description: &str) -> Value {
 
 /// The zero-based line property.
 pub fn line() -> Value {
-    natural("Zero-based LSP line.")
+    natural("0-based.")
 }
 
 /// The zero-based UTF-16 character property.
 pub fn character() -> Value {
-    natural("Zero-based UTF-16 LSP character.")
+    natural("0-based, in UTF-16 code units.")
 }
 
 /// A string enum property.
@@ -81,7 +67,6 @@ pub fn lean_input(properties: &[(&str, Value)], required: &[&str]) -> Value {
     let mut required: Vec<&str> = required.to_vec();
     required.push("workspace");
     json!({
-        "$schema": "https://json-schema.org/draft/2020-12/schema",
         "type": "object",
         "properties": props,
         "required": required,
@@ -133,7 +118,7 @@ impl LeanTool<'_> {
     pub fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: self.name.into(),
-            description: format!("{} {PROGRESS_HINT} {INVARIANT}", self.base),
+            description: self.base.to_owned(),
             input_schema: lean_input(self.properties, self.required),
             annotations: self.annotations.clone(),
             execution: self.execution,
@@ -142,12 +127,9 @@ impl LeanTool<'_> {
     }
 }
 
-/// `spec` with [`RECEIPT_HINT`] in its description, before the common endings.
+/// `spec` with [`RECEIPT_HINT`] at the end of its description.
 pub fn with_receipt_hint(mut spec: ToolSpec) -> ToolSpec {
-    let ending = format!("{PROGRESS_HINT} {INVARIANT}");
-    if let Some(base) = spec.description.strip_suffix(&ending) {
-        spec.description = format!("{base}{RECEIPT_HINT} {ending}");
-    }
+    spec.description = format!("{} {RECEIPT_HINT}", spec.description);
     spec
 }
 

@@ -51,32 +51,29 @@ pub const RUN_WITH_LINEAR: &str = "lean_run_with_linear";
 pub const RELEASE: &str = "lean_release";
 
 /// What the run tools say about IO.
-const NOT_A_SANDBOX: &str = "Speculative execution isolates Beam's source and document state, \
-    but it is not an OS sandbox; Lean commands and project metaprogramming may perform IO.";
-const KEEP_A_RESULT: &str = "Nothing is persisted: to keep a result, first edit and save the \
-    Lean file with the client's normal file-editing tool, and only then call lean_sync.";
+const NOT_A_SANDBOX: &str = "It runs in a hidden copy of the file, but is no OS sandbox: Lean \
+    code may do IO.";
+const KEEP_A_RESULT: &str = "Nothing is persisted: to keep a result, edit the file yourself, \
+    then lean_sync.";
 
 fn run_at_text() -> Value {
     json!({
         "type": "string",
-        "description": "One Lean command or tactic block to run at the selected position. \
-                        Top-level command sequences are not accepted by one runAt call."
+        "description": "One tactic block or command (not a sequence of commands)."
     })
 }
 
 fn run_with_text() -> Value {
     json!({
         "type": "string",
-        "description": "One Lean continuation command or tactic block to run from the stored \
-                        handle."
+        "description": "One tactic block or command to run from the handle."
     })
 }
 
 fn handle() -> Value {
     json!({
         "type": "object",
-        "description": "An opaque handle returned as next_handle by lean_run_at_handle, \
-                        lean_run_with or lean_run_with_linear, passed back unchanged."
+        "description": "A next_handle, passed back unchanged."
     })
 }
 
@@ -101,12 +98,12 @@ pub fn run_at_specs() -> Vec<ToolSpec> {
     ];
     let required = ["path", "version", "line", "character", "text"];
     let run_at = format!(
-        "Speculatively test one Lean command or tactic block at a file position, without \
-         retaining follow-up state. {KEEP_A_RESULT} {NOT_A_SANDBOX}"
+        "Try a tactic or command at a position of the synced file without editing it: whether \
+         it worked, its messages, the goals after it. {KEEP_A_RESULT} {NOT_A_SANDBOX}"
     );
     let run_at_handle = format!(
-        "Speculatively test one Lean command or tactic block at a file position. A successful \
-         result may include next_handle for follow-up execution. {KEEP_A_RESULT} {NOT_A_SANDBOX}"
+        "As lean_run_at, and a success returns next_handle to continue from with lean_run_with. \
+         {KEEP_A_RESULT} {NOT_A_SANDBOX}"
     );
     vec![
         LeanTool::concurrent(RUN_AT, &run_at, &properties, &required, read_only()),
@@ -130,12 +127,11 @@ pub fn handle_specs() -> Vec<ToolSpec> {
     ];
     let required = ["path", "handle", "text"];
     let run_with = format!(
-        "Continue speculative execution from a stored Lean handle without consuming it; a \
-         successful result may include next_handle. {KEEP_A_RESULT} {NOT_A_SANDBOX}"
+        "Run the next tactic or command from a handle, which stays usable; a success returns \
+         next_handle. {KEEP_A_RESULT} {NOT_A_SANDBOX}"
     );
     let linear = format!(
-        "Continue speculative execution from a stored Lean handle and consume it, on success \
-         and on failure; a successful result may include next_handle. {KEEP_A_RESULT} \
+        "As lean_run_with, but the handle is used up either way. {KEEP_A_RESULT} \
          {NOT_A_SANDBOX}"
     );
     let none = ToolAnnotations::default;
@@ -144,7 +140,7 @@ pub fn handle_specs() -> Vec<ToolSpec> {
         LeanTool::concurrent(RUN_WITH_LINEAR, &linear, &properties, &required, none()),
         LeanTool::concurrent(
             RELEASE,
-            "Release a stored Lean follow-up handle.",
+            "Forget a handle.",
             &properties[..2],
             &required[..2],
             none(),

@@ -58,33 +58,25 @@ pub fn spec() -> ToolSpec {
     let kinds = json!({
         "type": "array",
         "items": {"type": "string", "enum": names},
-        "description": "Omit or pass [] for all kinds."
+        "description": "Omitted or []: all."
     });
     let mut suggest = string_enum(
         &["none", "basic"],
-        "basic (the default) also asks Lean for the goals at each sorry and hole (proof_state) \
-         and offers a first probe (run_at_text) where a tactic can run; none returns only what \
-         the text and the diagnostics say.",
+        "basic: also the goals at each sorry and hole, and a first tactic to try there.",
     );
     suggest["default"] = json!("basic");
     LeanTool {
         name: TODO,
-        base: "Inspect agent-actionable Lean todo items in a file range: sorry, ?_ holes, \
-               diagnostics, code actions and incomplete proofs, each with the position to probe \
-               it at with lean_run_at. An empty range (start = end) asks about one point.",
+        base: "What is left to do in a range of a synced file (a point when start = end): sorry \
+               and ?_ holes, diagnostics, code actions, unfinished proofs, each with the \
+               position to try it at with lean_run_at.",
         properties: &[
             ("path", path()),
             ("version", version()),
-            ("start_line", natural("Zero-based LSP start line.")),
-            (
-                "start_character",
-                natural("Zero-based UTF-16 LSP start character."),
-            ),
-            ("end_line", natural("Zero-based LSP end line.")),
-            (
-                "end_character",
-                natural("Zero-based UTF-16 LSP end character."),
-            ),
+            ("start_line", natural("0-based.")),
+            ("start_character", natural("0-based, UTF-16.")),
+            ("end_line", natural("0-based.")),
+            ("end_character", natural("0-based, UTF-16.")),
             ("kinds", kinds),
             ("suggest", suggest),
         ],

@@ -37,7 +37,8 @@ use crate::mcp::ToolSpec;
 /// The tool's name.
 pub const TRY_EDIT: &str = "lean_try_edit";
 
-/// What each verdict means, in the tool's description and in `--help`.
+/// What each verdict means, for `--help`; the tool's description names the same verdicts more
+/// briefly, to keep the tool list small.
 pub const VERDICTS_EXPLAINED: &str = "closed (Lean confirmed the edited declaration has no \
     error, goal or sorry, and the file no new error; with an apply-ready patch), progressed (no \
     error, goals remain and changed), failed (an error in the declaration, a new error \
@@ -54,8 +55,8 @@ fn position() -> Value {
     json!({
         "type": "object",
         "properties": {
-            "line": natural("Zero-based LSP line."),
-            "character": natural("Zero-based UTF-16 LSP character."),
+            "line": natural("0-based."),
+            "character": natural("0-based, UTF-16."),
         },
         "required": ["line", "character"],
         "additionalProperties": false
@@ -65,9 +66,8 @@ fn position() -> Value {
 fn candidate() -> Value {
     json!({
         "type": "object",
-        "description": "Either {range, text}: replace the range of the file with text; or \
-                        {declaration, body}: replace the body of the named declaration (after \
-                        its := or where).",
+        "description": "{range, text}, or {declaration, body}: the new body (after := or \
+                        where) of the named declaration.",
         "properties": {
             "range": {
                 "type": "object",
@@ -75,12 +75,9 @@ fn candidate() -> Value {
                 "required": ["start", "end"],
                 "additionalProperties": false
             },
-            "text": {"type": "string", "description": "The range's replacement."},
-            "declaration": {
-                "type": "string",
-                "description": "A declaration's name, as written or with its namespaces."
-            },
-            "body": {"type": "string", "description": "The declaration's new body."}
+            "text": {"type": "string"},
+            "declaration": {"type": "string"},
+            "body": {"type": "string"}
         },
         "minProperties": 2,
         "maxProperties": 2,
@@ -98,8 +95,7 @@ pub fn spec() -> ToolSpec {
                 "type": "string",
                 "minLength": 64,
                 "maxLength": 64,
-                "description": "The sha256 (64 hex digits) of the file's text the candidates edit; the \
-                                call answers base_mismatch if the file has another."
+                "description": "The sha256 of the file's text the candidates edit."
             }),
         ),
         (
@@ -109,14 +105,13 @@ pub fn spec() -> ToolSpec {
                 "items": candidate(),
                 "minItems": 1,
                 "maxItems": MAX_CANDIDATES,
-                "description": "1 to 16 candidate edits, each tried alone on the base."
+                "description": "Each tried alone on the base."
             }),
         ),
         ("prefer", {
             let mut prefer = string_enum(
                 &["all", "first_closed"],
-                "all (the default): every candidate answers; first_closed: stop at the first \
-                 candidate that closes, the unfinished ones answering skipped.",
+                "first_closed: stop at the first candidate that closes.",
             );
             prefer["default"] = json!("all");
             prefer
@@ -125,19 +120,17 @@ pub fn spec() -> ToolSpec {
             "timeout_ms",
             json!({
                 "type": "integer", "minimum": 1,
-                "description": "One deadline for all candidates (at most the server's Lean \
-                                timeout); a candidate it overtakes answers timeout."
+                "description": "One deadline for all candidates."
             }),
         ),
     ];
     let description = format!(
-        "Try 1-16 candidate edits of one Lean file at once, each checked by Lean in a hidden \
-         copy of the whole edited file (never on disk), against the file as it is \
-         (base_sha256). Use it to pick a proof before editing the file. Per candidate: a \
-         verdict, {VERDICTS_EXPLAINED}; the goals left; diagnostics in the edited file's \
-         coordinates (at most {MAX_DIAGNOSTICS}); and a gate (new_errors_elsewhere, sorry counts, \
-         statement_changed). Answers base_mismatch (contentModified) when the file is not that \
-         text, before or after the candidates ran."
+        "Try up to 16 edits of a file at once, each checked by Lean in a hidden copy (never on \
+         disk), to pick a proof before editing. Per candidate a verdict: closed (Lean confirmed \
+         no error, goal or sorry; with a patch to apply), progressed, failed (see reason), \
+         timeout or skipped; the goals left, up to {MAX_DIAGNOSTICS} diagnostics and a gate \
+         (new errors elsewhere, sorry counts, statement_changed). base_mismatch when the file \
+         is not that text."
     );
     LeanTool::concurrent(
         TRY_EDIT,

@@ -14,9 +14,7 @@ pub const NAME: &str = "beam_version";
 pub fn spec() -> ToolSpec {
     ToolSpec {
         name: NAME.into(),
-        description:
-            "Return the running Lean Beam MCP server identity for bug reports and refresh checks."
-                .into(),
+        description: "This server's name, version and build.".into(),
         input_schema: json!({
             "$schema": "https://json-schema.org/draft/2020-12/schema",
             "type": "object",

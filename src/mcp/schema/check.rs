@@ -28,8 +28,9 @@ pub(super) struct Violation {
 pub(super) enum Kind {
     /// Members `additionalProperties: false` refuses (as written, unsorted).
     Additional(Vec<String>),
-    /// A required member that is missing (the pointer names it).
-    Required,
+    /// A required member that is missing (the pointer names it), with the values its schema
+    /// allows when it lists them (`enum`).
+    Required(Option<Vec<Value>>),
     /// Any other violation, with `jsonschema`'s sentence for it.
     Other(String),
 }
@@ -105,9 +106,10 @@ pub(super) fn collect(node: &Node, value: &Value, path: Path<'_>, out: &mut Vec<
         Value::Object(members) => {
             for name in &node.required {
                 if !members.contains_key(name) {
+                    let options = node.property(name).and_then(|p| p.options.clone());
                     out.push(Violation {
                         at: Path::Member(&path, name).pointer(),
-                        kind: Kind::Required,
+                        kind: Kind::Required(options),
                     });
                 }
             }

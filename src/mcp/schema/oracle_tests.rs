@@ -26,10 +26,19 @@ fn oracle(schema: &Value, tool: &str, arguments: &Value) -> Result<(), ArgumentE
                     at,
                     kind: Kind::Additional(unexpected.clone()),
                 },
-                ValidationErrorKind::Required { property } => Violation {
-                    at: format!("{at}/{}", escape_pointer(property.as_str().unwrap())),
-                    kind: Kind::Required,
-                },
+                ValidationErrorKind::Required { property } => {
+                    let name = escape_pointer(property.as_str().unwrap());
+                    // The missing member's `enum`, beside the `required` that names it.
+                    let object = error.schema_path().as_str().trim_end_matches("/required");
+                    let options = schema
+                        .pointer(&format!("{object}/properties/{name}/enum"))
+                        .and_then(Value::as_array)
+                        .cloned();
+                    Violation {
+                        at: format!("{at}/{name}"),
+                        kind: Kind::Required(options),
+                    }
+                }
                 _ => Violation {
                     at,
                     kind: Kind::Other(error.to_string()),

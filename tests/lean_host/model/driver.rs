@@ -123,7 +123,7 @@ impl Driver {
         let mut child = Command::new(server_bin())
             .arg("--lake")
             .arg(lake)
-            .args(["--status-delay-ms", "3600000"])
+            .args(["--status-delay-ms", "3600000", "--heartbeat-ms", "3600000"])
             .args(args)
             .env("MODEL_TRACE_DIR", trace_dir)
             .stdin(Stdio::piped())
