@@ -157,6 +157,19 @@ fn cheats() -> Vec<(&'static str, String, Vec<&'static str>)> {
             vec!["statement_changed"],
         ),
         (
+            // `open` brings a scoped notation into force before the theorem: the header reads
+            // the same, Lean elaborates another statement (the directive states its type).
+            "open shadowing the header's meaning",
+            file(
+                "",
+                "namespace Evil\ndef weird (_ _ : Nat) : Prop := True\n\
+                 scoped infix:50 \" ≤ \" => weird\nend Evil\n\nopen Evil\n\n\
+                 -- fake: type \"∀ (a b : Nat), Cert.Evil.weird a b → Cert.Evil.weird a (b + 1)\"\n",
+                MAIN,
+            ),
+            vec!["statement_changed"],
+        ),
+        (
             "the theorem wrapped in a namespace",
             file("", "namespace Inner\n", &format!("{MAIN}\nend Inner\n")),
             vec!["theorem_missing"],
@@ -178,8 +191,12 @@ fn each_cheat_is_rejected_with_its_own_reason() {
     if fake_only("the cheat suite's directives") {
         return;
     }
+    let cheats = cheats();
+    let mut named: Vec<&str> = cheats.iter().map(|(cheat, _, _)| *cheat).collect();
+    named.dedup();
+    assert!(named.len() >= 14, "the suite has {} cheats", named.len());
     let (project, mut lean, lock) = locked(&[]);
-    for (cheat, text, expected) in cheats() {
+    for (cheat, text, expected) in cheats {
         project.write(CERT, &text);
         let result = certify(&mut lean, &project, &lock);
         assert_eq!(result["certified"], false, "{cheat}: {result}");
@@ -302,4 +319,76 @@ fn a_file_lean_has_not_finished_is_a_stale_snapshot() {
     assert_eq!(result["certified"], false, "{result}");
     assert_eq!(reasons(&result), ["stale_snapshot"], "{result}");
     assert_eq!(result["receipt"]["state"], "stale_imports", "{result}");
+}
+
+#[test]
+fn a_lock_certifies_only_the_file_it_was_taken_of() {
+    let (project, mut lean, lock) = locked(&[]);
+    assert_eq!(lock["path"], CERT, "{lock}");
+    // The same file named another way is the same file.
+    let absolute = project.root().join(CERT).display().to_string();
+    let call = args(&project, &absolute, json!({"lock": lock}));
+    assert_eq!(lean.ok("lean_certify", call)["certified"], true);
+    // A copy of it under another name is not.
+    let copy = "Fixture/Copy.lean";
+    project.write(copy, &honest());
+    let call = args(&project, copy, json!({"lock": lock}));
+    let refused = lean.fails("lean_certify", call, "invalidParams");
+    assert_eq!(refused["data"]["reason"], "lockPathMismatch", "{refused}");
+    assert_eq!(refused["data"]["lock_path"], CERT, "{refused}");
+}
+
+#[test]
+fn a_malformed_lock_is_refused_and_the_server_keeps_serving() {
+    let (project, mut lean, lock) = locked(&[]);
+    let without = |field: &str| {
+        let mut bad = lock.clone();
+        bad.as_object_mut().unwrap().remove(field);
+        bad
+    };
+    let theorem_with = |field: &str, value: Value| {
+        let mut bad = lock.clone();
+        bad["theorems"][0][field] = value;
+        bad
+    };
+    let mut no_theorem = lock.clone();
+    no_theorem["theorems"] = json!([]);
+    let mut not_a_list = lock.clone();
+    not_a_list["theorems"] = json!({"name": THEOREM});
+    let mut bad_path = lock.clone();
+    bad_path["path"] = json!(7);
+    for (what, bad) in [
+        ("an empty object", json!({})),
+        ("no theorems", without("theorems")),
+        ("an empty theorem list", no_theorem),
+        ("theorems not a list", not_a_list),
+        (
+            "a theorem without a type",
+            theorem_with("type", Value::Null),
+        ),
+        (
+            "a name that is not a string",
+            theorem_with("name", json!(1)),
+        ),
+        (
+            "a kind that is not a string",
+            theorem_with("kind", json!(["theorem"])),
+        ),
+        ("no path", without("path")),
+        ("a path that is not a string", bad_path),
+    ] {
+        let call = args(&project, CERT, json!({"lock": bad}));
+        let refused = lean.fails("lean_certify", call, "invalidInput");
+        assert_eq!(
+            refused["data"]["reason"], "lockMalformed",
+            "{what}: {refused}"
+        );
+        assert_eq!(refused["data"]["path"], "/lock", "{what}: {refused}");
+        let message = refused["message"].as_str().unwrap_or_default();
+        assert!(message.contains("lean_lock"), "{what}: {message}");
+    }
+    // A lock that is not an object is refused by the tool's schema.
+    let call = args(&project, CERT, json!({"lock": "a lock"}));
+    lean.fails("lean_certify", call, "invalidInput");
+    assert_eq!(certify(&mut lean, &project, &lock)["certified"], true);
 }

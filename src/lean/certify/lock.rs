@@ -11,6 +11,12 @@
 //!    canonical form of the lock without its `mac`, in lowercase hex.
 //! 3. With a key set, a lock without a `mac`, or with one that is not that MAC, is forged
 //!    (`invalidParams`, reason `lockForged`). Without a key a `mac` is not checked.
+//! 4. A lock is of one file: its `path` is the file's path relative to the workspace root, with
+//!    `/` between components (the MAC covers it). Certifying another file with it is refused
+//!    (`invalidParams`, reason `lockPathMismatch`) rather than compared with that file's
+//!    theorems; the same project moved or checked out elsewhere keeps its locks.
+
+use std::path::Path;
 
 use hmac::{KeyInit, Mac};
 use serde_json::{Value, json};
@@ -65,6 +71,43 @@ pub fn find(text: &str, name: &str, exact: bool) -> Option<Found> {
 pub fn missing(name: &str, path: &str) -> HostError {
     HostError::invalid_params(format!("{path} declares no theorem named {name:?}"))
         .with_data(json!({"reason": "theoremMissing", "theorem": name}))
+}
+
+/// The path a lock names for `file` of the workspace at `root` (see the contract, 4).
+pub fn lock_path(root: &Path, file: &Path) -> String {
+    let relative = file.strip_prefix(root).unwrap_or(file);
+    let parts: Vec<String> = relative
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    parts.join("/")
+}
+
+/// Refuses a lock taken of another file than `path` (see the contract, 4); `given` is the
+/// caller's `path` argument, for the message.
+pub fn of_file(lock: &Value, path: &str, given: &str) -> Result<(), HostError> {
+    let locked = lock.get("path").and_then(Value::as_str);
+    if locked == Some(path) {
+        return Ok(());
+    }
+    let Some(locked) = locked else {
+        return Err(malformed("it names no path (a string)"));
+    };
+    Err(HostError::invalid_params(format!(
+        "the lock was taken of {locked}, not of {given} ({path} in this workspace): certify \
+         {locked} with it, or take a lock of {path} with lean_lock"
+    ))
+    .with_data(json!({"reason": "lockPathMismatch", "lock_path": locked, "path": path})))
+}
+
+/// A lock that is not one `lean_lock` returned: `invalidInput` (an argument that is not
+/// acceptable), reason `lockMalformed`.
+pub fn malformed(why: &str) -> HostError {
+    HostError::invalid_input(format!(
+        "the lock is not one lean_lock returned ({why}): pass the lock unchanged, or take a new \
+         one with lean_lock"
+    ))
+    .with_data(json!({"reason": "lockMalformed", "path": "/lock"}))
 }
 
 /// The canonical form of `value` (see the contract).
@@ -171,6 +214,19 @@ mod tests {
         assert_eq!(canonical(&v), r#"{"a":true,"b":[1,{"c":null,"d":"x y"}]}"#);
         assert_eq!(unhex("0aff"), Some(vec![10, 255]));
         assert_eq!(unhex("0g"), None);
+    }
+
+    #[test]
+    fn a_lock_names_its_file_relative_to_the_root_with_slashes() {
+        let root = Path::new("/w/project");
+        let file = Path::new("/w/project/My Proofs/A.lean");
+        assert_eq!(lock_path(root, file), "My Proofs/A.lean");
+        let lock = json!({"path": "My Proofs/A.lean"});
+        assert!(of_file(&lock, "My Proofs/A.lean", "./My Proofs/A.lean").is_ok());
+        let other = of_file(&lock, "B.lean", "B.lean").unwrap_err();
+        assert_eq!(other.data.unwrap()["reason"], "lockPathMismatch");
+        let none = of_file(&json!({}), "B.lean", "B.lean").unwrap_err();
+        assert_eq!(none.data.unwrap()["reason"], "lockMalformed");
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //!
 //! Contract:
 //! 1. The lock is checked first (`certify::lock::verify`: forged → `lockForged`; a lock that is
-//!    not `{theorems: [{name, kind, header, type}], …}` → `invalidParams`, reason
-//!    `lockMalformed`). Then the file is read, synced and taken past its strict barrier: a
+//!    not `{path, theorems: [{name, kind, header, type}, …], …}` with at least one theorem →
+//!    `invalidInput`, reason `lockMalformed`; a lock of another file → `invalidParams`,
+//!    reason `lockPathMismatch`). Then the file is read, synced and taken past its strict barrier: a
 //!    receipt other than `complete` (stale imports, a version superseded while it was checked:
 //!    also when the sync itself answers so) is the one failure `stale_snapshot` (certified
 //!    false), nothing else is judged; other typed errors (a crash, a set-up failure, Lean's
@@ -28,7 +29,7 @@ use super::schema::{LeanTool, path};
 use crate::lean::certify::ask::{Answer, ask, axioms, check_command, checked_type};
 use crate::lean::certify::bundle;
 use crate::lean::certify::checks::{axiom_failures, failure, forbidden};
-use crate::lean::certify::lock::{find, missing, verify};
+use crate::lean::certify::lock::{find, lock_path, malformed, missing, of_file, verify};
 use crate::lean::error::HostError;
 use crate::lean::session::receipt::{self, ReceiptState};
 use crate::lean::state::HostState;
@@ -85,15 +86,24 @@ struct Locked {
 }
 
 fn locked(lock: &Value) -> Result<Vec<Locked>, HostError> {
-    let malformed = || {
-        HostError::invalid_params("the lock is not one lean_lock returned: pass it unchanged")
-            .with_data(json!({"reason": "lockMalformed", "path": "/lock"}))
-    };
-    let theorems = lock["theorems"].as_array().ok_or_else(malformed)?;
+    let theorems = lock
+        .get("theorems")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed("it has no theorems array"))?;
+    if theorems.is_empty() {
+        return Err(malformed("it locks no theorem"));
+    }
     theorems
         .iter()
-        .map(|t| {
-            let field = |name: &str| t[name].as_str().map(str::to_owned).ok_or_else(malformed);
+        .enumerate()
+        .map(|(i, t)| {
+            let field = |name: &str| {
+                t.get(name)
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .ok_or_else(|| malformed(&format!("theorems[{i}].{name} is not a string")))
+            };
+            field("kind")?;
             Ok(Locked {
                 name: field("name")?,
                 header: field("header")?,
@@ -112,6 +122,7 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     let runtime = call.runtime(&state.registry).await?;
     let file = call.file()?;
     let path = call.path_argument();
+    of_file(lock, &lock_path(runtime.root().path(), &file), path)?;
     let (pin, base) = match call.finished(&runtime).await {
         Ok(finished) => finished,
         Err(error) => match receipt::state_for_error(&error) {

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 
 use super::schema::{LeanTool, path, read_only};
 use crate::lean::certify::ask::{Answer, ask, check_command, checked_type};
-use crate::lean::certify::lock::{find, missing, seal};
+use crate::lean::certify::lock::{find, lock_path, missing, seal};
 use crate::lean::error::HostError;
 use crate::lean::session::receipt::{self, ReceiptState};
 use crate::lean::state::HostState;
@@ -109,7 +109,7 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
         }));
     }
     let lock = json!({
-        "path": path,
+        "path": lock_path(runtime.root().path(), &file),
         "base_sha256": &*base.text_sha256(),
         "toolchain": receipt.toolchain,
         "theorems": theorems,
