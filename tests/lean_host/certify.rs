@@ -170,6 +170,17 @@ fn cheats() -> Vec<(&'static str, String, Vec<&'static str>)> {
             vec!["statement_changed"],
         ),
         (
+            // The certifier asks `#print axioms` in the file's own environment: a file that
+            // redefines the command could answer for Lean.
+            "a macro redefining #print axioms",
+            file(
+                "",
+                "macro_rules | `(#print axioms $_x) => `(#eval 0)\n\n",
+                MAIN,
+            ),
+            vec!["forbidden_declaration"],
+        ),
+        (
             "the theorem wrapped in a namespace",
             file("", "namespace Inner\n", &format!("{MAIN}\nend Inner\n")),
             vec!["theorem_missing"],

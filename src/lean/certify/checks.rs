@@ -6,6 +6,13 @@
 //!    kernel never checks standing in for a definition); `forbidden_option` for a
 //!    `set_option` of an option that switches a check off: `debug.skipKernelTC` (the kernel
 //!    skips type checking) and `debug.byAsSorry` (every `by` block elaborates as `sorry`).
+//!    Also `forbidden_declaration`: a file that could change what certification asks Lean
+//!    (`#print axioms`, `#check`, appended in a twin and run in the file's own environment):
+//!    either command written as data (`syntax::quoted_commands`: in a literal, or first in a
+//!    syntax quotation, as a `macro_rules`, `syntax` or `elab` that redefines it writes it),
+//!    or a `command_elab` attribute (an elaborator registered for a command). The comparator
+//!    replays the exported terms in the kernel and needs no such rule; the certifier's own
+//!    answer does.
 //! 2. A theorem's axioms: `sorryAx` is `uses_sorry`; `Lean.ofReduceBool` and
 //!    `Lean.trustCompiler` (what `native_decide` adds) are `native_decide`; any other axiom
 //!    outside [`PERMITTED`] is `axiom_not_allowed`.
@@ -14,7 +21,7 @@
 
 use serde_json::{Value, json};
 
-use crate::lean::syntax::code_words;
+use crate::lean::syntax::{code_words, quoted_commands};
 use crate::lean::text::Position;
 
 /// The axioms a certified theorem may depend on.
@@ -23,8 +30,17 @@ pub const PERMITTED: [&str; 3] = ["propext", "Classical.choice", "Quot.sound"];
 /// The axioms `native_decide` adds.
 const NATIVE: [&str; 2] = ["Lean.ofReduceBool", "Lean.trustCompiler"];
 
-/// Tokens that declare what the kernel does not check.
-const FORBIDDEN_TOKENS: [&str; 4] = ["axiom", "implemented_by", "extern", "unsafe"];
+/// Tokens that declare what the kernel does not check, or an elaborator for a command.
+const FORBIDDEN_TOKENS: [&str; 5] = [
+    "axiom",
+    "implemented_by",
+    "extern",
+    "unsafe",
+    "command_elab",
+];
+
+/// The commands certification appends (see the contract).
+const ASKED_COMMANDS: [&str; 2] = ["#print", "#check"];
 
 /// Options that switch a check off.
 const FORBIDDEN_OPTIONS: [&str; 2] = ["debug.skipKernelTC", "debug.byAsSorry"];
@@ -57,6 +73,19 @@ pub fn forbidden(text: &str) -> Vec<Value> {
             ));
         }
     }
+    for word in quoted_commands(text, &ASKED_COMMANDS) {
+        let message = format!(
+            "`{}` is written as data here (syntax that may redefine it): certification asks \
+             Lean with it, so a file that can change its answer cannot be certified",
+            word.text
+        );
+        out.push(failure(
+            "forbidden_declaration",
+            message,
+            Some((word.start, word.end)),
+        ));
+    }
+    out.sort_by_key(|f| f["range"]["start"]["line"].as_u64());
     out
 }
 
@@ -97,5 +126,25 @@ mod tests {
             .map(|f| f["reason"].as_str().unwrap().to_owned())
             .collect();
         assert_eq!(reasons, ["forbidden_declaration", "forbidden_option"]);
+    }
+
+    #[test]
+    fn a_file_that_can_redefine_the_asked_commands_is_forbidden() {
+        let run = "#print axioms t
+#check @t
+";
+        assert!(forbidden(run).is_empty());
+        for redefines in [
+            "macro_rules | `(#print axioms $x) => `(#eval 0)
+",
+            "elab \"#check\" : command => pure ()
+",
+            "@[command_elab Lean.Parser.Command.printAxioms] def f : CommandElab := fun _ => pure ()
+",
+        ] {
+            let found = forbidden(redefines);
+            assert!(!found.is_empty(), "{redefines}");
+            assert!(found.iter().all(|f| f["reason"] == "forbidden_declaration"));
+        }
     }
 }

@@ -28,7 +28,7 @@ pub use declarations::{Command, NotFound, command_around, declaration_named, sta
 pub use header::imports;
 use lexer::Lexed;
 pub use tactics::tactic_column;
-pub use words::{code_words, normalized};
+pub use words::{code_words, normalized, quoted_commands};
 
 /// What was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
