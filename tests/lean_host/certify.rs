@@ -181,6 +181,17 @@ fn cheats() -> Vec<(&'static str, String, Vec<&'static str>)> {
             vec!["forbidden_declaration"],
         ),
         (
+            // The namespace left open at the end of the file: commands appended there resolve
+            // `Cert.main_thm` to the shadow `Cert.Cert.main_thm` first, unless asked from the
+            // root.
+            "a shadow in a namespace left open",
+            format!(
+                "namespace Cert\n\n{HELPER}\n{}\nnamespace Cert\n\n{MAIN}",
+                main_with("  sorry\n")
+            ),
+            vec!["uses_sorry"],
+        ),
+        (
             "the theorem wrapped in a namespace",
             file("", "namespace Inner\n", &format!("{MAIN}\nend Inner\n")),
             vec!["theorem_missing"],

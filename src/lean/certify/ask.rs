@@ -6,9 +6,13 @@
 //!    command a line. It runs as `lean_try_edit`'s candidates do (`speculation::run::in_twin`:
 //!    the strict barrier for that exact text; `twinSetupFailed` for a header Lean could not
 //!    process), and nothing else is asked of Lean.
-//! 2. A theorem's type is asked as `set_option pp.all true in #check @Name`: Lean's default
-//!    printing hides instances, coercions and universe levels, so a changed `local instance`
-//!    or notation before the theorem would print the same type; with `pp.all` it does not.
+//! 2. A theorem's type is asked as `set_option pp.all true in #check @_root_.Name`: Lean's
+//!    default printing hides instances, coercions and universe levels, so a changed `local
+//!    instance` or notation before the theorem would print the same type; with `pp.all` it
+//!    does not. Its axioms are asked as `#print axioms _root_.Name`. Names are asked from the
+//!    root because the commands run at the end of the file, where a namespace the file left
+//!    open would otherwise resolve `Name` to a shadow declared inside it first (Lean's
+//!    `resolveGlobalName` tries each enclosing namespace before the root).
 //! 3. An appended command's answer is what Lean published on its line: an error (the name is
 //!    unknown there), else its information's text. `#check @Name`'s type is the text after the
 //!    first ` : ` (Lean prints `Name : type`, or `@Name : type`); `#print axioms Name`'s axioms
@@ -88,7 +92,12 @@ fn answer(ran: &Document, line: u32) -> Answer {
 
 /// The command that asks Lean for `name`'s elaborated type (see the contract).
 pub fn check_command(name: &str) -> String {
-    format!("set_option pp.all true in #check @{name}")
+    format!("set_option pp.all true in #check @_root_.{name}")
+}
+
+/// The command that asks Lean for the axioms `name` depends on (see the contract).
+pub fn axioms_command(name: &str) -> String {
+    format!("#print axioms _root_.{name}")
 }
 
 /// The type in `#check @Name`'s answer (see the contract).

@@ -26,7 +26,7 @@
 use serde_json::{Value, json};
 
 use super::schema::{LeanTool, path};
-use crate::lean::certify::ask::{Answer, ask, axioms, check_command, checked_type};
+use crate::lean::certify::ask::{Answer, ask, axioms, axioms_command, check_command, checked_type};
 use crate::lean::certify::bundle;
 use crate::lean::certify::checks::{axiom_failures, failure, forbidden};
 use crate::lean::certify::lock::{find, lock_path, malformed, missing, of_file, verify};
@@ -148,7 +148,7 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     }
     let commands: Vec<String> = theorems
         .iter()
-        .flat_map(|t| [check_command(&t.name), format!("#print axioms {}", t.name)])
+        .flat_map(|t| [check_command(&t.name), axioms_command(&t.name)])
         .collect();
     let answers = ask(&runtime, &pin, &file, text, &commands, &caller).await?;
     let mut shown = Vec::new();

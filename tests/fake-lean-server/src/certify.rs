@@ -2,8 +2,8 @@
 //! the fake knows of the file's own declarations (README, "Axioms and elaborated types").
 //!
 //! Contract:
-//! 1. `#print axioms X` (X a declaration of the file, as written or with the namespaces around
-//!    the command) gives the information `'X' depends on axioms: [a, b]` (full name quoted,
+//! 1. `#print axioms X` (X a declaration of the file, resolved as Lean resolves a name: under
+//!    each enclosing namespace, innermost first, then at the root; `_root_.X` at the root) gives the information `'X' depends on axioms: [a, b]` (full name quoted,
 //!    names sorted) or `'X' does not depend on any axioms`, on the command's keyword, as Lean's
 //!    `Print.lean` words it; an unknown X gives the error `unknown constant 'X'`.
 //! 2. A declaration's axioms are its own and those of every declaration of the file it names
@@ -23,7 +23,7 @@ use serde_json::Value;
 use crate::analysis::Analysis;
 use crate::decl::Decl;
 use crate::lexer;
-use crate::outline::{Command, qualify};
+use crate::outline::Command;
 
 /// The prefix a certifier puts before `#check @X` to see instances and coercions.
 const PP_ALL: &str = "set_option pp.all true in";
@@ -83,12 +83,21 @@ fn dotted(rest: &str) -> bool {
 }
 
 /// The declaration `name` names from command `c`.
+/// The declaration `name` means at command `c`, as Lean's `ResolveName.resolveGlobalName`
+/// finds it: under each namespace enclosing the command, innermost first, then at the root;
+/// `_root_.X` is X at the root alone.
 fn find(a: &Analysis, c: &Command, name: &str) -> Option<usize> {
-    let qualified = qualify(&c.ns, name);
     let decls = &a.outline.decls;
-    (0..decls.len())
-        .find(|&i| decls[i].full_name.as_deref() == Some(qualified.as_str()))
-        .or_else(|| (0..decls.len()).find(|&i| decls[i].full_name.as_deref() == Some(name)))
+    let named =
+        |full: &str| (0..decls.len()).find(|&i| decls[i].full_name.as_deref() == Some(full));
+    if let Some(root) = name.strip_prefix("_root_.") {
+        return named(root);
+    }
+    let parts: Vec<&str> = c.ns.iter().flat_map(|n| n.split('.')).collect();
+    (1..=parts.len())
+        .rev()
+        .find_map(|k| named(&format!("{}.{name}", parts[..k].join("."))))
+        .or_else(|| named(name))
 }
 
 /// The lines of declaration `d`'s command.
@@ -109,10 +118,15 @@ fn axioms(a: &Analysis, index: usize) -> BTreeSet<String> {
         let d = &a.outline.decls[i];
         found.extend(own(a, d));
         let cmd = a.outline.decl_command(d);
-        let names: BTreeSet<&str> = lexer::idents(a.code(), cmd.start, cmd.end)
+        let mut words: Vec<&str> = lexer::idents(a.code(), cmd.start, cmd.end)
             .into_iter()
             .map(|(x, y)| &a.code()[x..y])
             .collect();
+        // The name it declares is no reference (to another declaration of that short name).
+        if let Some(k) = words.iter().position(|w| Some(*w) == d.name.as_deref()) {
+            words.remove(k);
+        }
+        let names: BTreeSet<&str> = words.into_iter().collect();
         for (j, other) in a.outline.decls.iter().enumerate() {
             let named = [&other.name, &other.full_name]
                 .into_iter()
