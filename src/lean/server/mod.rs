@@ -100,11 +100,13 @@ impl LeanServer {
             retired: OnceLock::new(),
             capabilities: Capabilities::default(),
         };
+        // Nothing may precede initialize's answer, a cancellation neither: a start abandoned
+        // (a drop, the timeout) kills the server instead.
         let handshake = async {
             let pending = server
                 .client
                 .request("initialize", server.initialize_params());
-            pending.await.await
+            pending.await.uncancellable().await
         };
         let outcome = tokio::select! {
             biased;

@@ -4,7 +4,10 @@
 //! Contract:
 //! 1. Requests get increasing integer ids. [`LspClient::request`] sends at once and returns a
 //!    [`PendingRequest`] that the response with that id resolves. Dropping it unresolved sends
-//!    `$/cancelRequest` for the id and forgets it, so a cancelled MCP call cancels its Lean work.
+//!    `$/cancelRequest` for the id and forgets it, so a cancelled MCP call cancels its Lean work;
+//!    one made [`PendingRequest::uncancellable`] (`initialize`: LSP allows no message before
+//!    its answer, and Lean's watchdog reads `initialized` next, failing on anything else) is
+//!    only forgotten.
 //! 2. The reader hands every notification to the [`Inbox`] synchronously and in arrival order,
 //!    before it resolves any later response: Lean writes a version's diagnostics before its
 //!    `textDocument/waitForDiagnostics` answer on one stream, so when a barrier resolves, the
@@ -178,6 +181,7 @@ impl LspClient {
             rx,
             shared: self.shared.clone(),
             done: false,
+            cancel_on_drop: true,
         }
     }
 
@@ -257,6 +261,16 @@ pub struct PendingRequest {
     rx: oneshot::Receiver<Answer>,
     shared: Arc<Shared>,
     done: bool,
+    cancel_on_drop: bool,
+}
+
+impl PendingRequest {
+    /// Dropped unresolved, this request is forgotten without a `$/cancelRequest` (see the
+    /// contract).
+    pub fn uncancellable(mut self) -> PendingRequest {
+        self.cancel_on_drop = false;
+        self
+    }
 }
 
 impl Future for PendingRequest {
@@ -285,7 +299,7 @@ impl Drop for PendingRequest {
             .unwrap_or_else(|p| p.into_inner())
             .remove(&self.id)
             .is_some();
-        if waiting {
+        if waiting && self.cancel_on_drop {
             self.shared.send(&json!({
                 "jsonrpc": "2.0", "method": "$/cancelRequest", "params": {"id": self.id}
             }));
@@ -492,6 +506,17 @@ mod tests {
         let cancel = read_message(&mut server_in).await;
         assert_eq!(cancel["method"], "$/cancelRequest");
         assert_eq!(cancel["params"]["id"], sent["id"]);
+    }
+
+    #[tokio::test]
+    async fn an_uncancellable_request_dropped_is_forgotten_without_a_message() {
+        let (client, _seen, mut server_in, _server_out) = wired();
+        let pending = client.request("initialize", json!({})).await;
+        read_message(&mut server_in).await;
+        drop(pending.uncancellable());
+        // The next message the server reads is the next request, not a cancellation.
+        let _next = client.request("shutdown", Value::Null).await;
+        assert_eq!(read_message(&mut server_in).await["method"], "shutdown");
     }
 
     #[tokio::test]
