@@ -258,7 +258,11 @@ fn list_entry(tool: &Tool) -> Value {
 pub fn call_tool_result(result: ToolResult) -> Value {
     let (structured, is_error) = match result {
         Ok(Value::Object(object)) => (Value::Object(object), false),
-        Ok(other) => (json!({ "result": other }), false),
+        Ok(other) => {
+            let mut object = Map::new();
+            object.insert("result".into(), other);
+            (Value::Object(object), false)
+        }
         Err(error) => {
             let mut object = json!({ "code": error.code, "message": error.message });
             if let Some(data) = error.data {
@@ -268,11 +272,16 @@ pub fn call_tool_result(result: ToolResult) -> Value {
         }
     };
     let text = serde_json::to_string(&structured).expect("serializing JSON values cannot fail");
-    json!({
-        "content": [{ "type": "text", "text": text }],
-        "structuredContent": structured,
-        "isError": is_error,
-    })
+    // Built by hand rather than with `json!`, which would deep-copy `structured` (it serializes
+    // each interpolated value into a new one).
+    let mut content = Map::new();
+    content.insert("type".into(), Value::String("text".into()));
+    content.insert("text".into(), Value::String(text));
+    let mut result = Map::new();
+    result.insert("content".into(), Value::Array(vec![Value::Object(content)]));
+    result.insert("structuredContent".into(), structured);
+    result.insert("isError".into(), Value::Bool(is_error));
+    Value::Object(result)
 }
 
 #[cfg(test)]

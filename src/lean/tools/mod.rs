@@ -148,30 +148,35 @@ pub async fn dispatch(
     match tool {
         version::NAME => Ok(state.identity()),
         admin::STATS => Ok(state.stats_report()),
-        admin::DROP => admin::drop_workspace(state, &arguments).await,
+        admin::DROP => Box::pin(admin::drop_workspace(state, &arguments)).await,
         // Not a Lean operation: it starts nothing and is not counted in the statistics.
-        feedback::NAME => feedback::report(state, &arguments, ctx.client()).await,
+        feedback::NAME => Box::pin(feedback::report(state, &arguments, ctx.client())).await,
         _ => {
             let mut call = LeanCall::new(ctx, &arguments)?;
             let recorded = Recorded::new(state, &call.root, tool);
+            // Each tool's future is boxed on its own: inline, every call's future would be as
+            // large as the largest tool's (lean_try_edit's, lean_certify's), and the MCP core
+            // moves it to the heap by copying it whole on every call.
             let result = match tool {
-                goals::GOALS => goals::call(state, &mut call).await,
+                goals::GOALS => Box::pin(goals::call(state, &mut call)).await,
                 speculative::RUN_AT
                 | speculative::RUN_AT_HANDLE
                 | speculative::RUN_WITH
                 | speculative::RUN_WITH_LINEAR
-                | speculative::RELEASE => speculative::call(tool, state, &mut call).await,
-                todo::TODO => todo::call(state, &mut call).await,
-                try_edit::TRY_EDIT => try_edit::call(state, &mut call).await,
-                lock::LOCK => lock::call(state, &mut call).await,
-                certify::CERTIFY => certify::call(state, &mut call).await,
-                code_actions::RESOLVE => code_actions::call(state, &mut call).await,
+                | speculative::RELEASE => Box::pin(speculative::call(tool, state, &mut call)).await,
+                todo::TODO => Box::pin(todo::call(state, &mut call)).await,
+                try_edit::TRY_EDIT => Box::pin(try_edit::call(state, &mut call)).await,
+                lock::LOCK => Box::pin(lock::call(state, &mut call)).await,
+                certify::CERTIFY => Box::pin(certify::call(state, &mut call)).await,
+                code_actions::RESOLVE => Box::pin(code_actions::call(state, &mut call)).await,
                 documents::UPDATE | documents::SYNC | documents::REFRESH | documents::CLOSE => {
-                    documents::call(tool, state, &mut call).await
+                    Box::pin(documents::call(tool, state, &mut call)).await
                 }
-                save::SAVE | save::CLOSE_SAVE => save::call(tool, state, &mut call).await,
+                save::SAVE | save::CLOSE_SAVE => Box::pin(save::call(tool, state, &mut call)).await,
                 receipts::CHECK => receipts::call(&call),
-                _ if tool.starts_with("lean_") => navigation::call(tool, state, &mut call).await,
+                _ if tool.starts_with("lean_") => {
+                    Box::pin(navigation::call(tool, state, &mut call)).await
+                }
                 other => Err(HostError::internal(format!(
                     "{other} is listed but not implemented"
                 ))),
