@@ -17,7 +17,7 @@ const FLOORS: [&[&str]; 11] = [
     &["session"],
     &["server"],
     &["feedback", "syntax"],
-    &["options", "progress", "stats", "tail", "text"],
+    &["json", "options", "progress", "stats", "tail", "text"],
     &["error"],
 ];
 

@@ -64,6 +64,7 @@
 mod certify;
 mod error;
 mod feedback;
+mod json;
 mod lake;
 mod options;
 mod progress;

@@ -28,6 +28,7 @@
 
 use serde_json::{Value, json};
 
+use crate::lean::json::object;
 use crate::mcp::LogLevel;
 
 /// What one published diagnostic is.
@@ -253,17 +254,18 @@ pub fn readiness(diagnostics: &[Diagnostic], header_failed: bool) -> Value {
             })
         })
         .collect();
-    json!({
-        "save_ready": blocking.is_empty(),
-        "reason": match (blocking.is_empty(), header_failed) {
-            (_, true) => "headerFailed",
-            (true, false) => "ok",
-            (false, false) => "documentErrors",
-        },
-        "blocking_error_count": blocking.len(),
-        "blocking_diagnostics": blocking,
-        "blocking_messages": [],
-    })
+    let reason = match (blocking.is_empty(), header_failed) {
+        (_, true) => "headerFailed",
+        (true, false) => "ok",
+        (false, false) => "documentErrors",
+    };
+    object([
+        ("save_ready", blocking.is_empty().into()),
+        ("reason", reason.into()),
+        ("blocking_error_count", blocking.len().into()),
+        ("blocking_diagnostics", Value::Array(blocking)),
+        ("blocking_messages", json!([])),
+    ])
 }
 
 /// One diagnostic as a result item.

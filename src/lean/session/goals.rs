@@ -14,6 +14,7 @@ use super::ask::ask_once;
 use super::mirror::Document;
 use super::set::DocumentSet;
 use crate::lean::error::HostError;
+use crate::lean::json::object;
 use crate::lean::progress::Caller;
 use crate::lean::text::Position;
 
@@ -24,7 +25,10 @@ pub async fn plain_goals(
     position: Position,
     caller: &Caller<'_>,
 ) -> Result<Option<Vec<Value>>, HostError> {
-    let params = json!({"textDocument": {"uri": &*document.uri}, "position": position.to_json()});
+    let params = object([
+        ("textDocument", json!({"uri": &*document.uri})),
+        ("position", position.to_json()),
+    ]);
     let answer = ask_once(set, document, caller, "$/lean/plainGoal", params).await?;
     let goals = answer.get("goals").and_then(Value::as_array).map(|goals| {
         goals

@@ -40,6 +40,7 @@ use super::fingerprint::{Imports, LakeConfig};
 use super::mirror::Document;
 use super::set::DocumentSet;
 use crate::lean::error::{HostError, code};
+use crate::lean::json::object;
 
 /// Why Lean's word on a text is not complete.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,14 +147,17 @@ impl Receipt {
             .iter()
             .map(|i| json!({"module": i.module, "path": i.path, "sha256": &*i.sha256}))
             .collect();
-        let mut receipt = json!({
-            "version": self.version,
-            "text_sha256": &*self.text_sha256,
-            "state": self.state.name(),
-            "toolchain": self.toolchain,
-            "lake_config_sha256": self.lake_config_sha256,
-            "imports": imports,
-        });
+        let mut receipt = object([
+            ("version", self.version.into()),
+            ("text_sha256", (*self.text_sha256).into()),
+            ("state", self.state.name().into()),
+            ("toolchain", self.toolchain.as_deref().into()),
+            (
+                "lake_config_sha256",
+                self.lake_config_sha256.as_str().into(),
+            ),
+            ("imports", Value::Array(imports)),
+        ]);
         match &self.state {
             ReceiptState::Incomplete(reason) => receipt["reason"] = json!(reason.name()),
             ReceiptState::StaleImports(paths) => receipt["paths"] = json!(paths),

@@ -33,13 +33,14 @@ use crate::lean::session::mirror::Document;
 use crate::lean::session::{DocumentSet, Placement, TwinFile};
 use crate::lean::text::{Position, file_uri};
 
-const TWINS_DIR: &str = ".lake/beam/twins";
-/// [`TWINS_DIR`] inside `.lake`, where `session::TwinFile` confines a twin's link.
+/// Where twins' links live, inside `.lake` (where `session::TwinFile` confines a twin's link).
 const TWINS_IN_LAKE: &str = "beam/twins";
+/// The twins' directory as a part of a path or URI (every call checks its path against it).
+const TWINS_PART: &str = "/.lake/beam/twins/";
 
 /// Whether a URI (or path) is a twin's.
 pub fn is_twin_uri(uri: &str) -> bool {
-    uri.contains(&format!("/{TWINS_DIR}/"))
+    uri.contains(TWINS_PART)
 }
 
 /// What Lean said when it could not process the twin's header, if it could not: the header
@@ -190,7 +191,7 @@ mod tests {
         // A slot never lands on another file's twin, whatever its relative path.
         let numbered = placement(Path::new("/w"), Path::new("/w/1/A/B.lean"), 3, 0);
         assert_ne!(numbered.link.path(), second.link.path());
-        assert_eq!(TWINS_DIR, format!(".lake/{TWINS_IN_LAKE}"));
+        assert_eq!(TWINS_PART, format!("/.lake/{TWINS_IN_LAKE}/"));
         assert!(!is_twin_uri("file:///w/A/B.lean"));
         assert!(!is_twin_uri("file:///w/A/B.beam-twin.lean"));
     }

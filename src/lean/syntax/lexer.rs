@@ -139,8 +139,11 @@ impl Lexed {
                     let from = self.at;
                     self.identifier();
                     self.words.push((from, self.at));
-                    let word: String = self.chars[from..self.at].iter().collect();
-                    if word == "sorry" && !after_dot {
+                    let sorry = self.chars[from..self.at]
+                        .iter()
+                        .copied()
+                        .eq("sorry".chars());
+                    if sorry && !after_dot {
                         self.record(Found::Sorry, from);
                     }
                 }

@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 
 use super::schema::{LeanTool, path, string_enum};
 use crate::lean::error::HostError;
+use crate::lean::json::object;
 use crate::lean::session::diagnostics;
 use crate::lean::session::receipt::{self, Reason, ReceiptState};
 use crate::lean::state::HostState;
@@ -153,7 +154,7 @@ async fn sync(call: &LeanCall<'_>, runtime: &Runtime, reopen: bool) -> Result<Va
     let in_result = call.args.flag("diagnostics_in_result", false)?;
     let (_pin, document, all) = call.settled(runtime).await?;
     let path = call.path_argument();
-    let mut counts = json!({"counts": diagnostics::counts(&document.diagnostics)});
+    let mut counts = object([("counts", diagnostics::counts(&document.diagnostics))]);
     if in_result {
         counts["items"] = document
             .diagnostics
@@ -162,12 +163,19 @@ async fn sync(call: &LeanCall<'_>, runtime: &Runtime, reopen: bool) -> Result<Va
             .map(|d| diagnostics::item(d, path, &document.uri, document.version))
             .collect();
     }
-    Ok(json!({
-        "path": path,
-        "version": document.version,
-        "diagnostics": counts,
-        "readiness": diagnostics::readiness(&document.diagnostics, document.header_error().is_some()),
-        "document_progress": document.progress.to_json(),
-        "receipt": receipt::now(runtime.documents(), &document, None).to_json(),
-    }))
+    let header_failed = document.header_error().is_some();
+    Ok(object([
+        ("path", path.into()),
+        ("version", document.version.into()),
+        ("diagnostics", counts),
+        (
+            "readiness",
+            diagnostics::readiness(&document.diagnostics, header_failed),
+        ),
+        ("document_progress", document.progress.to_json()),
+        (
+            "receipt",
+            receipt::now(runtime.documents(), &document, None).to_json(),
+        ),
+    ]))
 }

@@ -18,6 +18,7 @@ use serde_json::{Value, json};
 
 use super::schema::{LeanTool, character, line, path, read_only, version};
 use crate::lean::error::HostError;
+use crate::lean::json::object;
 use crate::lean::session::goals::plain_goals;
 use crate::lean::session::receipt;
 use crate::lean::state::HostState;
@@ -73,5 +74,10 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
         .with_data(json!({"position": position.to_json(), "asked": asked.to_json()})));
     };
     let receipt = receipt::now(set, &document, None).to_json();
-    Ok(json!({"mode": mode, "position": asked.to_json(), "goals": goals, "receipt": receipt}))
+    Ok(object([
+        ("mode", mode.into()),
+        ("position", asked.to_json()),
+        ("goals", Value::Array(goals)),
+        ("receipt", receipt),
+    ]))
 }

@@ -23,6 +23,7 @@ use serde_json::{Value, json};
 
 use super::schema::{LeanTool, character, line, path, read_only, version};
 use crate::lean::error::HostError;
+use crate::lean::json::object;
 use crate::lean::session::DocumentSet;
 use crate::lean::session::ask::ask_once;
 use crate::lean::session::receipt;
@@ -151,7 +152,10 @@ pub async fn call(
         _ => {
             let at = call.args.position("line", "character")?;
             let position = call.inside(&document, at)?.to_json();
-            let mut params = json!({"textDocument": {"uri": &*document.uri}, "position": position});
+            let mut params = object([
+                ("textDocument", json!({"uri": &*document.uri})),
+                ("position", position),
+            ]);
             if tool == REFERENCES {
                 let include = call.args.flag("include_declaration", true)?;
                 params["context"] = json!({"includeDeclaration": include});
@@ -165,8 +169,8 @@ pub async fn call(
             Value::Null => json!({"result": null}),
             object => object,
         },
-        DEFINITION | REFERENCES => json!({"result": locations(answer, call, set)}),
-        _ => json!({"result": list(answer)}),
+        DEFINITION | REFERENCES => object([("result", locations(answer, call, set))]),
+        _ => object([("result", list(answer))]),
     };
     result["receipt"] = receipt::now(set, &document, None).to_json();
     Ok(result)
