@@ -135,15 +135,10 @@ impl Lexed {
                     self.record(Found::Hole, from);
                 }
                 c if is_ident_start(c) => {
-                    let after_dot = self.previous() == Some('.');
                     let from = self.at;
                     self.identifier();
                     self.words.push((from, self.at));
-                    let sorry = self.chars[from..self.at]
-                        .iter()
-                        .copied()
-                        .eq("sorry".chars());
-                    if sorry && !after_dot {
+                    if self.is_keyword((from, self.at), "sorry") {
                         self.record(Found::Sorry, from);
                     }
                 }
