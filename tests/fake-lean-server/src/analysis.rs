@@ -124,19 +124,15 @@ impl Analysis {
         step_of_line(&self.steps, line)
     }
 
-    /// A diagnostic from byte offsets.
-    pub fn diagnostic(
-        &self,
-        severity: u8,
-        range: (usize, usize),
-        full: (usize, usize),
-        message: &str,
-    ) -> Value {
+    /// A message of Lean's over bytes `extent`, as the worker publishes it: its `range` cut at
+    /// the next line when it spans several (`Text::message_ranges`), `fullRange` the extent.
+    pub fn diagnostic(&self, severity: u8, extent: (usize, usize), message: &str) -> Value {
+        let (range, full) = self.text.message_ranges(extent.0, extent.1);
         json!({
             "source": "Lean 4",
             "severity": severity,
-            "range": self.text.range(range.0, range.1),
-            "fullRange": self.text.range(full.0, full.1),
+            "range": range,
+            "fullRange": full,
             "message": message,
         })
     }
@@ -323,7 +319,7 @@ fn steps(a: &Analysis) -> Vec<Step> {
                     continue;
                 };
                 let span = a.directive_span(d);
-                let mut v = a.diagnostic(sev, span, span, d.str_arg(0).unwrap_or_default());
+                let mut v = a.diagnostic(sev, span, d.str_arg(0).unwrap_or_default());
                 if let Some(code) = d.key_str("code") {
                     v["code"] = json!(code);
                 }
@@ -354,7 +350,7 @@ fn steps(a: &Analysis) -> Vec<Step> {
             });
             if let Some(d) = found {
                 let kw = (c.start, c.start + "#check".len());
-                per_cmd[k].push((c.start, a.diagnostic(3, kw, kw, &d.signature())));
+                per_cmd[k].push((c.start, a.diagnostic(3, kw, &d.signature())));
             }
         }
         crate::certify::messages(a, c, &mut per_cmd[k]);
@@ -383,7 +379,7 @@ fn decl_messages(
                 (true, false) => (e.start, node_end(b, e.start)),
                 (false, _) => (e.start, e.end),
             };
-            let mut v = a.diagnostic(1, (e.start, e.end), full, &e.message);
+            let mut v = a.diagnostic(1, full, &e.message);
             if e.unsolved {
                 v["leanTags"] = json!([1]);
             }
@@ -397,20 +393,14 @@ fn decl_messages(
     if sorry {
         out.push((
             anchor.0,
-            a.diagnostic(2, anchor, anchor, "declaration uses `sorry`"),
+            a.diagnostic(2, anchor, "declaration uses `sorry`"),
         ));
     }
     let has_error = out
         .iter()
         .any(|(at, v)| v["severity"] == 1 && (cmd.start..=cmd.end).contains(at));
     if d.is_proof() && !sorry && !has_error {
-        let next_line = a.text.line_end(a.text.line_of(cmd.start)) + 1;
-        let mut v = a.diagnostic(
-            3,
-            (cmd.start, cmd.end.min(next_line)),
-            (cmd.start, cmd.end),
-            "Goals accomplished!",
-        );
+        let mut v = a.diagnostic(3, (cmd.start, cmd.end), "Goals accomplished!");
         v["leanTags"] = json!([2]);
         v["isSilent"] = json!(true);
         out.push((usize::MAX, v));

@@ -55,7 +55,7 @@ pub fn messages(a: &Analysis, c: &Command, out: &mut Vec<(usize, Value)>) {
     let Some(index) = find(a, c, name) else {
         out.push((
             c.start,
-            a.diagnostic(1, kw, kw, &format!("unknown constant '{name}'")),
+            a.diagnostic(1, kw, &format!("unknown constant '{name}'")),
         ));
         return;
     };
@@ -74,7 +74,7 @@ pub fn messages(a: &Analysis, c: &Command, out: &mut Vec<(usize, Value)>) {
         }
         _ => format!("{full} : {}", elaborated_type(a, d)),
     };
-    out.push((c.start, a.diagnostic(3, kw, kw, &message)));
+    out.push((c.start, a.diagnostic(3, kw, &message)));
 }
 
 /// Whether what follows a name in an identifier keeps it that name (`h` or `h.elim`, not `hx`).

@@ -122,6 +122,11 @@ pub struct Config {
     pub external_options: bool,
     /// How a failed build of a file's imports is reported, when imports are built at all.
     pub setup_build: Option<crate::lake_build::SetupBuild>,
+    /// Whose imports Lake builds for a module of the workspace: the header sent on stdin (new
+    /// Lake) or the file's on disk (mid Lake).
+    pub setup_imports: crate::header::SetupImports,
+    /// How Lean words an import whose module prefix is in no search path entry.
+    pub import_text: crate::header::ImportText,
     /// Which Lean's capabilities `initialize` advertises.
     pub capabilities: crate::capabilities::Capabilities,
     pub garbage: Option<(Garbage, Option<String>)>,
@@ -210,6 +215,14 @@ impl Config {
                 .unwrap_or_default(),
             stale_mtime: var("FAKE_LEAN_STALE").as_deref() == Some("mtime"),
             setup_build: crate::lake_build::SetupBuild::from_env(),
+            setup_imports: match var("FAKE_LAKE_SETUP_IMPORTS").as_deref() {
+                Some("disk") => crate::header::SetupImports::Disk,
+                _ => crate::header::SetupImports::Stdin,
+            },
+            import_text: match var("FAKE_LEAN_IMPORT_TEXT").as_deref() {
+                Some("package") => crate::header::ImportText::Package,
+                _ => crate::header::ImportText::Prefix,
+            },
             capabilities: crate::capabilities::Capabilities::parse(
                 &var("FAKE_LEAN_CAPABILITIES").unwrap_or_default(),
             ),

@@ -1,6 +1,7 @@
 //! The document lifecycle on the watchdog side (reference §1.4, §1.9): `didOpen` starts a
 //! worker process and an elaboration thread, with Lake's per-file setup (setup lines, stale
-//! imports, a failed `lake setup-file`); `didChange` applies edits, bumps the version and
+//! imports, a failed `lake setup-file`) and then Lean's import of the header (a module that does
+//! not exist: `header.rs`); `didChange` applies edits, bumps the version and
 //! restarts a crashed worker (or one whose imports changed); `didClose` fails pending requests
 //! with -32801 and clears the diagnostics; `didSave` and watched-file changes mark importers'
 //! imports stale. What is then reported is in `reports.rs`.
@@ -8,6 +9,7 @@
 use crate::analysis::Analysis;
 use crate::config::{CloseClear, TwinMode};
 use crate::elab::{self, Job};
+use crate::header::HeaderError;
 use crate::project::Project;
 use crate::server::Server;
 use crate::text::{Pos, Text, range_json};
@@ -59,7 +61,7 @@ pub struct Doc {
     pub replaced: bool,
     pub sticky: Vec<Value>,
     pub pending: Vec<Pending>,
-    pub header_error: Option<String>,
+    pub header_error: Option<HeaderError>,
     /// The options Lake's setup gave the file when its worker started.
     pub options: Vec<(String, String)>,
     /// Lake's diagnostics of other files, published with the worker's next setup (new Lake).
@@ -146,7 +148,7 @@ impl Server {
 
     /// Starts the worker process of a document and its first elaboration, with Lake's
     /// per-file setup (§1.3): setup lines, and the header errors of stale imports or a failed
-    /// `lake setup-file`.
+    /// `lake setup-file`; then Lean's own import of the header (`header.rs`).
     fn start_worker(&mut self, uri: &str) {
         let events = self.events.clone();
         let generation = self.docs[uri].generation;
@@ -182,13 +184,19 @@ impl Server {
             .as_ref()
             .map(|p| p.display().to_string())
             .unwrap_or_default();
-        let failed = |stderr: &str| self.cfg.setup_text.failure(&shown, "", stderr);
+        let failed =
+            |stderr: &str| HeaderError::Setup(self.cfg.setup_text.failure(&shown, "", stderr));
         let mut header_error = None;
         let mut lake_publishes = Vec::new();
+        // Mid Lake builds a workspace module's imports from its file on disk (`header.rs`).
+        let lake_built = path
+            .as_ref()
+            .and_then(|p| crate::header::lake_built(&self.project.root, p, self.cfg.setup_imports));
+        let lake_imports = lake_built.as_ref().unwrap_or(&a.outline.imports);
         // New Lake builds the imports and fails the setup when one does not build (LLS Part 3).
         let failing = || match (self.cfg.setup_build, path.is_some()) {
             (Some(era), true) => {
-                crate::lake_build::failing_imports(&self.project.root, &a.outline.imports)
+                crate::lake_build::failing_imports(&self.project.root, lake_imports)
                     .map(|failure| (era, failure))
             }
             _ => None,
@@ -221,13 +229,13 @@ impl Server {
             if mode == "never" {
                 // Under `--no-build` an import that does not build is out of date (exit 3).
                 if a.flags.stale_imports || !stale.is_empty() || failing().is_some() {
-                    header_error = Some(STALE_MUST.to_owned());
+                    header_error = Some(HeaderError::Setup(STALE_MUST.to_owned()));
                 }
             } else if let Some((era, failure)) = failing() {
                 // Each stderr line of setup-file is a setup line (LLS:98); the header error is
                 // what that era of Lake reports.
                 setup_lines.extend(failure.log.iter().cloned());
-                header_error = Some(failure.header_error(era));
+                header_error = Some(HeaderError::Setup(failure.header_error(era)));
                 if era == crate::lake_build::SetupBuild::New {
                     lake_publishes = failure
                         .diagnostics
@@ -245,6 +253,18 @@ impl Server {
                     setup_lines.push(format!("✔ [{}/{n}] Built {m}", i + 1));
                 }
             }
+        }
+        if header_error.is_none() {
+            // Lake set the file up; Lean imports its header (`Elab.processHeader`), logging a
+            // failure at the header's first token.
+            let at = crate::lexer::skip_ws(a.code(), 0, a.code().len());
+            header_error = crate::header::import_error(
+                &self.project.root,
+                &a.outline.imports,
+                at,
+                lake_built.as_deref(),
+                self.cfg.import_text,
+            );
         }
         let doc = self.docs.get_mut(uri).expect("open");
         if doc.mode == "once" {

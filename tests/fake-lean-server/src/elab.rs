@@ -11,6 +11,7 @@
 use crate::analysis::{Analysis, CrashKind};
 use crate::config::DiagOrder;
 use crate::event::Event;
+use crate::header::HeaderError;
 use crate::text::{Pos, range_json};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -27,7 +28,7 @@ pub struct Job {
     /// Lake setup-file stderr lines (only when the worker starts).
     pub setup_lines: Vec<String>,
     /// A fatal header error: elaboration stops after reporting it.
-    pub header_error: Option<String>,
+    pub header_error: Option<HeaderError>,
     /// Lake's diagnostics of other files (`source: "Lake"`), published before the header error.
     pub lake_publishes: Vec<(String, Vec<Value>)>,
     /// A `crash once` directive may still fire.
@@ -165,7 +166,7 @@ fn elaborate(job: &Job, rx: &Receiver<Job>, emit: &dyn Fn(ElabEvent)) -> Flow {
             diagnostics: Vec::new(),
         });
     }
-    if let Some(msg) = &job.header_error {
+    if let Some(header_error) = &job.header_error {
         for (uri, diagnostics) in &job.lake_publishes {
             emit(ElabEvent::LakePublish {
                 version: v,
@@ -173,10 +174,9 @@ fn elaborate(job: &Job, rx: &Receiver<Job>, emit: &dyn Fn(ElabEvent)) -> Flow {
                 diagnostics: diagnostics.clone(),
             });
         }
-        let end = a.text.as_str().len();
         let error = ElabEvent::Publish {
             version: v,
-            new: vec![a.diagnostic(1, (0, end), (0, end), msg)],
+            new: vec![header_error.diagnostic(a)],
         };
         let fatal = ElabEvent::Progress {
             version: v,

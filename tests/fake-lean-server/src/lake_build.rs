@@ -346,8 +346,10 @@ pub fn failing_imports(root: &Path, imports: &[String]) -> Option<ImportFailure>
         failure.failed.push(m.clone());
         let lake: Vec<Value> = messages(root, m, &a)
             .map(|d| {
+                // `serialMessageToDiagnostic`: the message's `pos`..`endPos`, uncut, no
+                // `fullRange`.
                 json!({
-                    "range": d["range"], "severity": d["severity"], "source": "Lake",
+                    "range": d["fullRange"], "severity": d["severity"], "source": "Lake",
                     "message": d["message"],
                 })
             })
@@ -428,6 +430,14 @@ pub fn setup_file_main(args: &[String]) -> i32 {
         .iter()
         .filter_map(|i| i["module"].as_str().or(i.as_str()).map(str::to_owned))
         .collect();
+    // Mid Lake sets a module of the workspace up from its file on disk (`header.rs`).
+    let disk = std::env::var("FAKE_LAKE_SETUP_IMPORTS").as_deref() == Ok("disk");
+    let mode = if disk {
+        crate::header::SetupImports::Disk
+    } else {
+        crate::header::SetupImports::Stdin
+    };
+    let imports = crate::header::lake_built(&root, &path, mode).unwrap_or(imports);
     let era = SetupBuild::from_env();
     let failure = era.and_then(|_| failing_imports(&root, &imports));
     if args.iter().any(|a| a == "--no-build")

@@ -130,6 +130,20 @@ impl Text {
         range_json(self.pos(a), self.pos(b))
     }
 
+    /// The `range` and `fullRange` Lean publishes for a message from byte `a` to byte `b`
+    /// (`msgToInteractiveDiagnostic`, `Lean/Widget/InteractiveDiagnostic.lean`): a message that
+    /// ends on a later line than it starts has its `range` cut at the start of the next line,
+    /// so that editors do not underline a block; `fullRange` keeps the extent.
+    pub fn message_ranges(&self, a: usize, b: usize) -> (Value, Value) {
+        let (start, end) = (self.pos(a), self.pos(b));
+        let shown = if end.line > start.line {
+            Pos::new(start.line + 1, 0)
+        } else {
+            end
+        };
+        (range_json(start, shown), range_json(start, end))
+    }
+
     /// Applies one `contentChanges` entry: `{"text"}` replaces everything, `{"range","text"}`
     /// replaces the range (positions refer to the text as it is before this entry).
     pub fn apply_change(&mut self, change: &Value) -> Result<(), String> {
