@@ -81,6 +81,8 @@ pub struct Outline {
     pub commands: Vec<Command>,
     pub decls: Vec<Decl>,
     pub symbols: Vec<Symbol>,
+    /// The header's imports: `import` commands before any other (an `import` later is no
+    /// import, as Lean's `Module.header` ends at the first other command).
     pub imports: Vec<String>,
 }
 
@@ -124,6 +126,8 @@ pub fn outline(text: &Text, lexed: &Lexed) -> Outline {
     let mut opens: Vec<String> = Vec::new();
     let mut scopes: Vec<OpenScope> = Vec::new();
     let mut top: Vec<Symbol> = Vec::new();
+    // Lean's header (`Module.header`): `module`, `prelude`, then imports, before any command.
+    let mut in_header = true;
     for (k, &start) in starts.iter().enumerate() {
         let span_end = starts.get(k + 1).copied().unwrap_or(code.len());
         let end = lexer::trim_end(code, start, span_end);
@@ -137,7 +141,7 @@ pub fn outline(text: &Text, lexed: &Lexed) -> Outline {
         let kind = match kw {
             "import" => {
                 let m = next_ident.map(|(a, b)| code[a..b].to_owned());
-                if let Some(m) = &m {
+                if let Some(m) = m.as_ref().filter(|_| in_header) {
                     out.imports.push(m.clone());
                 }
                 CmdKind::Import(m.unwrap_or_default())
@@ -207,6 +211,7 @@ pub fn outline(text: &Text, lexed: &Lexed) -> Outline {
             }
             _ => CmdKind::Other,
         };
+        in_header &= matches!(kind, CmdKind::Import(_)) || kw == "module" || kw == "prelude";
         out.commands.push(Command {
             start,
             end,

@@ -129,6 +129,10 @@ fn a_misspelt_import_is_leans_own_error_at_the_first_header_token() {
     c.open_text(&uri, fine, 1, None);
     let msgs = c.sync(&uri, 1);
     assert!(errors(&msgs).is_empty() && !fatal(&msgs), "{msgs:?}");
+    // An `import` after a command is no part of the header.
+    let uri = c.project.uri("Fixture/Late.lean");
+    c.open_text(&uri, "def a := 1\nimport Nope.Never\n", 1, None);
+    assert!(!fatal(&c.sync(&uri, 1)));
     c.project
         .write(".lake/build/lib/lean/Extra/Built.olean", "FAKEOLEAN");
     let uri = c.project.uri("Fixture/Built.lean");
