@@ -236,6 +236,35 @@ impl HostError {
         }))
     }
 
+    /// `runtimeSetup` (`twinSetupFailed`) for a run whose text adds `added` imports to the
+    /// header of `path`: Lean could not process the twin's header. A Lake that sets a module of
+    /// the workspace up from its file on disk (mid-2025 Lake; reference `lean-language-server.md`
+    /// Part 4) builds only the imports the file itself has, so an added one that was never
+    /// built cannot be imported; or the name is wrong. Data: as [`HostError::twin_setup_failed`],
+    /// with `addedImports` and a `recoveryPlan`.
+    pub fn twin_imports_not_set_up(path: &str, lean_message: &str, added: &[String]) -> Self {
+        let names = added.join(", ");
+        let builds: Vec<String> = added.iter().map(|m| format!("+{m}")).collect();
+        let mut error = HostError::new(
+            code::RUNTIME_SETUP,
+            format!(
+                "Lean could not set up the hidden copy of {path} this run needs, so nothing was                  run: the run's text imports {names}, which {path} itself does not import, and                  Lean said: {lean_message}. Some Lake versions (mid-2025) set a module up with                  the imports of its file on disk, whatever the text Lean has, so an import only                  the run adds is found only if it was built before: build it (`lake build {}`)                  or add the import to {path} itself and lean_sync it, then run again; if the name                  is misspelt, fix it",
+                builds.join(" ")
+            ),
+        );
+        error.data = Some(json!({
+            "reason": "twinSetupFailed",
+            "path": path,
+            "leanMessage": lean_message,
+            "addedImports": added,
+            "recoveryPlan": [
+                format!("lake build {}", builds.join(" ")),
+                format!("add the imports to {path}, then lean_sync {path}"),
+            ],
+        }));
+        error
+    }
+
     /// `internalError`: something failed inside the host.
     pub fn internal(message: impl Into<String>) -> Self {
         HostError::new(code::INTERNAL_ERROR, message)

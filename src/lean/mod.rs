@@ -13,8 +13,8 @@
 //! | rule | file |
 //! |---|---|
 //! | what Lean has open: pins, twin leases (several twins per file, the idle one sharing the longest prefix), the document and twin bounds, waiting for a place, the generation verdicts are kept under; the only sender of `didOpen`/`didChange`/`didSave`/`didClose` | `session/set.rs` |
-//! | versions (the caller's and Lean's), one allocator per workspace; applying Lean's reports | `session/mirror.rs` |
-//! | what each diagnostic is (setup lines, stale imports, silent); counts; readiness | `session/diagnostics.rs` |
+//! | versions (the caller's and Lean's), one allocator per workspace; applying Lean's reports; a header failure told by its shape (Lake's: an error from 0:0 whose extent covers the file; Lean's own: an error in the header of a fatal version), never a crash | `session/mirror.rs` |
+//! | a diagnostic read into types, its extent (`fullRange`, else the cut `range`); what each is (setup lines, stale imports, silent); counts; readiness | `session/diagnostics.rs` |
 //! | the diagnostics barrier: one complete version, strict for twins; stale imports | `session/barrier.rs` |
 //! | one request about a document; reviving a crashed worker; the crash grace | `session/ask.rs` |
 //! | reading a source from disk: in place when small, on the blocking pool when large | `session/source.rs` |
@@ -36,7 +36,7 @@
 //! | what counts as a Lake configuration change | `workspace/config.rs` |
 //! | where twins live, and what a client may see of them | `speculation/twins.rs` |
 //! | a twin's text, the one-command rule, what a verdict keeps | `speculation/probe.rs` |
-//! | a run: its mode, its lease, its strict barrier, its verdict | `speculation/run.rs` |
+//! | a run: its mode, its lease, its strict barrier, its verdict; a twin whose header fails (`twinSetupFailed`, naming the imports the run adds) | `speculation/run.rs` |
 //! | verdicts Lean already gave: their key, what is kept, the bounds | `speculation/verdicts.rs` |
 //! | one `lean_try_edit` candidate: its text, its declaration, its verdict, goals and gate from Lean's diagnostics | `speculation/edit.rs` |
 //! | one `lean_try_edit` call's candidates: the base, the pool, the deadline, `first_closed`, the patch | `speculation/trial.rs` |
@@ -53,7 +53,7 @@
 //! | what a waiting call reports, and to whom | `progress.rs` |
 //! | positions, offsets and URIs: the one form the host names a file by (Lean's `pathToUri`), every form Lean may have built, reading any form back | `text.rs` |
 //! | bounded tails of output | `tail.rs` |
-//! | reading Lean text: comments and strings, `sorry`s and holes, command starts, tactic boundaries, a declaration's statement and body | `syntax/` |
+//! | reading Lean text: comments and strings, `sorry`s and holes, command starts, tactic boundaries, a declaration's statement and body, the header's imports and where it stands | `syntax/` |
 //! | `lean_try_edit`'s arguments, `base_sha256` before and after, the candidates resolved | `tools/try_edit.rs` |
 //! | a lock: fingerprints (header, `pp.all` type), canonical JSON, MAC; what is asked in the twin; forbidden tokens and options; each certification reason; the comparator bundle | `certify/` |
 //! | `lean_lock` and `lean_certify`: arguments, the snapshot they judge, the result | `tools/lock.rs`, `tools/certify.rs` |

@@ -4,7 +4,8 @@
 //! Contract:
 //! 1. A [`Position`] is an LSP position: a zero-based line and a column in UTF-16 code units.
 //!    Lines end at `\n`; a `\r` before it belongs to no column Lean counts (Lean turns CRLF into
-//!    LF).
+//!    LF). A [`Range`] is an LSP range, from its start to its end. Both read from Lean's JSON
+//!    with serde.
 //! 2. [`offset_of`] and [`position_at`] convert between positions and byte offsets of one
 //!    text; a position past a line's end is its end, past the last line the text's end.
 //! 3. [`file_uri`] is the one URI the host names a file by, written as Lean's own
@@ -22,10 +23,11 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 /// An LSP position: zero-based line, UTF-16 column.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Deserialize)]
 pub struct Position {
     /// Zero-based line.
     pub line: u32,
@@ -53,6 +55,22 @@ impl Position {
                 .and_then(|n| u32::try_from(n).ok())
         };
         Some(Position::new(field("line")?, field("character")?))
+    }
+}
+
+/// An LSP range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+pub struct Range {
+    /// Where it starts.
+    pub start: Position,
+    /// Where it ends (exclusive).
+    pub end: Position,
+}
+
+impl Range {
+    /// `{start, end}`.
+    pub fn to_json(self) -> Value {
+        json!({"start": self.start.to_json(), "end": self.end.to_json()})
     }
 }
 

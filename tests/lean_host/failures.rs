@@ -608,3 +608,133 @@ fn nothing_is_answered_about_a_file_whose_header_failed_error_first() {
 fn nothing_is_answered_about_a_file_whose_header_failed_fatal_progress_first() {
     nothing_is_answered_about_a_file_whose_header_failed("progress-first");
 }
+
+/// One way a file's header fails, as Lean reports it (reference Part 4, "Header errors").
+struct HeaderFailure {
+    what: &'static str,
+    /// The file's text (several lines: Lean cuts its error's `range` at the first).
+    text: &'static str,
+    env: &'static [(&'static str, &'static str)],
+    /// The code and `data.reason` every call on the file fails with.
+    code: &'static str,
+    reason: &'static str,
+    /// Lean's words, in `data.leanMessage`.
+    words: &'static str,
+}
+
+const HEADER_FAILURES: [HeaderFailure; 5] = [
+    HeaderFailure {
+        what: "an import that does not build (new Lake)",
+        text: "import Fixture.Broken\n\ntheorem fine : 1 = 1 := by\n  rfl\n",
+        env: &[("FAKE_LAKE_SETUP_BUILD", "new")],
+        code: "importBuildFailed",
+        reason: "importBuildFailed",
+        words: "Failed to build module dependencies.\n✖ [1/1] Building Fixture.Broken",
+    },
+    HeaderFailure {
+        what: "a failed lake setup-file (mid-2025 worker's words)",
+        text: "-- fake: setup-fail \"error: unknown package 'Missing'\"\nimport Missing\n\n\
+               theorem fine : 1 = 1 := by\n  rfl\n",
+        env: &[("FAKE_LEAN_SETUP_TEXT", "command")],
+        code: "invalidParams",
+        reason: "headerFailed",
+        words: "Fixture/Header.lean -` failed:\n\nstderr:\nerror: unknown package 'Missing'",
+    },
+    HeaderFailure {
+        what: "a failed lake setup-file (newer workers' words)",
+        text: "-- fake: setup-fail \"error: unknown package 'Missing'\"\nimport Missing\n\n\
+               theorem fine : 1 = 1 := by\n  rfl\n",
+        env: &[("FAKE_LEAN_SETUP_TEXT", "bare")],
+        code: "invalidParams",
+        reason: "headerFailed",
+        words: "error: unknown package 'Missing'",
+    },
+    HeaderFailure {
+        what: "a misspelt import in a file that starts with a comment",
+        text: "/-! A file. -/\n-- with a comment first\nimport Fixture.Basik\n\n\
+               theorem fine : 1 = 1 := by\n  rfl\n",
+        env: &[],
+        code: "invalidParams",
+        reason: "headerFailed",
+        words: "object file './.lake/build/lib/lean/Fixture/Basik.olean' of module Fixture.Basik \
+                does not exist",
+    },
+    HeaderFailure {
+        what: "an import of an unknown prefix (older Lean's words)",
+        text: "import Fixtur.Basic\n\ntheorem fine : 1 = 1 := by\n  rfl\n",
+        env: &[("FAKE_LEAN_IMPORT_TEXT", "package")],
+        code: "invalidParams",
+        reason: "headerFailed",
+        words: "unknown package 'Fixtur'",
+    },
+];
+
+/// Every header failure, Lake's or Lean's own, in both report orders: typed, in Lean's words,
+/// receipts `setup_failed`; never a crash and never a revival (no `didChange` reaches Lean).
+#[test]
+fn a_header_failure_is_typed_in_leans_words_and_never_a_crash() {
+    if crate::harness::fake_only("header failures in each Lake and Lean era") {
+        return;
+    }
+    let path = "Fixture/Header.lean";
+    for failure in &HEADER_FAILURES {
+        for order in ["diagnostics-first", "progress-first"] {
+            let what = format!("{} ({order})", failure.what);
+            let project = Project::fixture();
+            project.write(
+                "Fixture/Broken.lean",
+                "def broken : Nat := oops -- fake: error \"unknown identifier 'oops'\" on \"oops\"\n",
+            );
+            project.write(path, failure.text);
+            let mut env = vec![("FAKE_LEAN_DIAG_ORDER", order)];
+            env.extend_from_slice(failure.env);
+            let mut lean = Lean::start(&[&project], &[], &env);
+            let typed = |error: &Value| {
+                assert_eq!(error["code"], failure.code, "{what}: {error}");
+                assert_eq!(error["data"]["reason"], failure.reason, "{what}: {error}");
+                let said = error["data"]["leanMessage"].as_str().unwrap_or_default();
+                assert!(said.contains(failure.words), "{what}: {error}");
+                assert_eq!(
+                    error["data"]["receipt"]["state"], "setup_failed",
+                    "{what}: {error}"
+                );
+            };
+            let sync = args(&project, path, json!({"diagnostics_in_result": true}));
+            if failure.code == "importBuildFailed" {
+                typed(&lean.fails("lean_sync", sync, failure.code));
+            } else {
+                let synced = lean.ok("lean_sync", sync);
+                assert_eq!(
+                    synced["receipt"]["state"], "setup_failed",
+                    "{what}: {synced}"
+                );
+                assert_eq!(
+                    synced["readiness"]["reason"], "headerFailed",
+                    "{what}: {synced}"
+                );
+                assert_eq!(
+                    synced["diagnostics"]["counts"]["error"], 1,
+                    "{what}: {synced}"
+                );
+                // Shown over its extent (`fullRange`), not its `range` cut at a line.
+                let shown = &synced["diagnostics"]["items"][0]["range"];
+                let lines = failure.text.lines().count();
+                let extent = json!({"start": {"line": 0, "character": 0},
+                                    "end": {"line": lines, "character": 0}});
+                if failure.text.contains("setup-fail") {
+                    assert_eq!(shown, &extent, "{what}: {synced}");
+                }
+            }
+            let line = failure.text.lines().position(|l| l.starts_with("theorem"));
+            let hover = json!({"version": 1, "line": line, "character": 8});
+            typed(&lean.fails("lean_hover", args(&project, path, hover), failure.code));
+            let changes = lean
+                .trace()
+                .into_iter()
+                .filter(|t| t["dir"] == "in" && t["method"] == "textDocument/didChange")
+                .count();
+            assert_eq!(changes, 0, "{what}: a header failure is never revived");
+            lean.finish_without_violations();
+        }
+    }
+}

@@ -537,7 +537,9 @@ fn a_twin_whose_header_fails_gives_no_verdict_but_lean_s_words() {
     if crate::harness::fake_only("a twin whose header fails") {
         return;
     }
-    let body = "import Missing\n\ntheorem t : True := by\n  trivial\n";
+    // A header Lean can import: with `twins`, the real file itself sets up (Lean's own import of
+    // a module that does not exist would fail it too).
+    let body = "import Fixture.Basic\n\ntheorem t : True := by\n  trivial\n";
     for setup_text in ["command", "bare"] {
         for twins_only in [false, true] {
             let project = Project::fixture();
@@ -828,4 +830,123 @@ fn a_probe_asked_again_sends_lean_nothing_until_something_changes() {
     assert_eq!(lean.ok("lean_run_at", probe), first);
     assert!(lean.received().len() > before, "a restart forgets verdicts");
     lean.finish_without_violations();
+}
+
+/// How many texts Lean was given for twins (opens and changes): a revival of a crashed twin
+/// would be one more than the runs that gave it text.
+fn twin_texts_given(lean: &Lean) -> usize {
+    lean.trace()
+        .iter()
+        .filter(|t| t["dir"] == "in")
+        .filter(|t| {
+            t["method"] == "textDocument/didOpen" || t["method"] == "textDocument/didChange"
+        })
+        .filter(|t| t["uri"].as_str().is_some_and(crate::harness::is_twin_uri))
+        .count()
+}
+
+/// A twin Lake cannot set up, in a file of several lines (Lean cuts its error's `range` at the
+/// first line): `twinSetupFailed` with Lean's words and a `setup_failed` receipt, in either way a
+/// worker words it; never a crash, never a revival.
+#[test]
+fn a_twin_that_cannot_be_set_up_is_typed_and_never_revived() {
+    if crate::harness::fake_only("a twin whose set-up fails") {
+        return;
+    }
+    let body = "-- fake: setup-fail \"error: no twins here\" twins\nimport Fixture.Basic\n\n\
+                theorem t : True := by\n  trivial\n";
+    for (setup_text, words) in [("command", "setup-file"), ("bare", "error: no twins here")] {
+        let project = Project::fixture();
+        let path = "Fixture/Twinless.lean";
+        project.write(path, body);
+        let mut lean = Lean::start(&[&project], &[], &[("FAKE_LEAN_SETUP_TEXT", setup_text)]);
+        let version = lean.ok("lean_sync", args(&project, path, json!({})))["version"].clone();
+        let texts = ["exact trivial", "trivial"];
+        for text in texts {
+            let run = json!({"version": version, "line": 4, "character": 2, "text": text});
+            let failed = lean.fails("lean_run_at", args(&project, path, run), "runtimeSetup");
+            assert_eq!(failed["data"]["reason"], "twinSetupFailed", "{failed}");
+            let said = failed["data"]["leanMessage"].as_str().unwrap();
+            assert!(
+                said.contains(words) && said.contains("no twins here"),
+                "{failed}"
+            );
+            assert_eq!(
+                failed["data"]["receipt"]["state"], "setup_failed",
+                "{failed}"
+            );
+            assert!(failed["data"].get("addedImports").is_none(), "{failed}");
+        }
+        assert_eq!(
+            twin_texts_given(&lean),
+            texts.len(),
+            "{setup_text}: one text per run, no revival"
+        );
+        lean.finish_without_violations();
+    }
+}
+
+/// Mid-2025 Lake sets a module up with the imports of its file on disk, whatever header the text
+/// Lean has (reference Part 4, "Mid-era Lake"): a probe at the top of the file that adds an
+/// import never built fails in the twin's header. That is said, naming the import and what to
+/// do; never a crash and never a verdict. New Lake builds the twin's own header: the same probe
+/// runs.
+#[test]
+fn a_probe_adding_an_import_mid_era_lake_does_not_build_says_so() {
+    if crate::harness::fake_only("mid-era Lake's set-up from the file on disk") {
+        return;
+    }
+    let path = "Fixture/Uses.lean";
+    let probe = "import Fixture.TypeError";
+    for mid in [true, false] {
+        let project = Project::fixture();
+        let env: &[(&str, &str)] = if mid {
+            &[("FAKE_LAKE_SETUP_IMPORTS", "disk")]
+        } else {
+            &[]
+        };
+        let mut lean = Lean::start(&[&project], &[], env);
+        let version = lean.ok("lean_sync", args(&project, path, json!({})))["version"].clone();
+        let run = json!({"version": version, "line": 1, "character": 0, "text": probe});
+        if !mid {
+            let ran = lean.ok("lean_run_at", args(&project, path, run));
+            assert_eq!(ran["success"], true, "{ran}");
+            lean.finish_without_violations();
+            continue;
+        }
+        let failed = lean.fails("lean_run_at", args(&project, path, run), "runtimeSetup");
+        says_the_added_import_was_not_built(&failed);
+        assert_eq!(
+            failed["data"]["receipt"]["state"], "setup_failed",
+            "{failed}"
+        );
+        assert_eq!(twin_texts_given(&lean), 1, "no revival");
+        lean.finish_without_violations();
+    }
+}
+
+/// `failed` says the run's twin could not be set up because its text imports
+/// `Fixture.TypeError`, which the real file does not and mid-era Lake did not build: Lean's
+/// words, the import, and what to do.
+pub fn says_the_added_import_was_not_built(failed: &Value) {
+    let data = &failed["data"];
+    assert_eq!(data["reason"], "twinSetupFailed", "{failed}");
+    assert_eq!(
+        data["addedImports"],
+        json!(["Fixture.TypeError"]),
+        "{failed}"
+    );
+    let said = data["leanMessage"].as_str().unwrap();
+    assert!(
+        said.contains("of module Fixture.TypeError does not exist"),
+        "{failed}"
+    );
+    let message = failed["message"].as_str().unwrap();
+    for words in [
+        "Fixture.TypeError",
+        "file on disk",
+        "lake build +Fixture.TypeError",
+    ] {
+        assert!(message.contains(words), "{words:?}: {message}");
+    }
 }

@@ -317,10 +317,11 @@ fn point_and_range_queries_follow_the_overlap_rules() {
     assert_eq!(ask((14, 9), (15, 0)), []);
     assert_eq!(ask((14, 8), (14, 9)), [sorry(14, 4)]);
     assert_eq!(ask((14, 0), (15, 0)), [sorry(14, 4)]);
-    // Inside the unfinished proof: the incomplete proof spans it; the error sits on `by`.
+    // Inside the unfinished proof: the incomplete proof spans it, and so does the error, over
+    // its extent (`fullRange`: Lean cuts its `range` at the line of `by`).
     let inside = ask((23, 3), (23, 3));
     let kinds: Vec<_> = inside.iter().map(|s| s.0.as_str()).collect();
-    assert_eq!(kinds, ["incomplete_proof"]);
+    assert_eq!(kinds, ["diagnostic", "incomplete_proof"]);
     let whole_proof = ask((21, 0), (24, 0));
     let kinds: Vec<_> = whole_proof.iter().map(|s| s.0.as_str()).collect();
     assert_eq!(kinds, ["diagnostic", "incomplete_proof"], "{whole_proof:?}");

@@ -420,3 +420,56 @@ fn first_closed_skips_the_rest_and_the_deadline_times_out_only_the_late() {
     lean.open_gate("late");
     lean.finish_without_violations();
 }
+
+/// Mid-2025 Lake sets a module up with the imports of its file on disk, whatever header the text
+/// Lean has (reference Part 4, "Mid-era Lake"): a candidate that adds an import never built
+/// fails in its twin's header. The call says so, naming the candidate, the import and what to
+/// do: never a crash, never a verdict. New Lake builds the twin's own header: the candidate is
+/// judged.
+#[test]
+fn a_candidate_adding_an_import_mid_era_lake_does_not_build_says_so() {
+    if crate::harness::fake_only("mid-era Lake's set-up from the file on disk") {
+        return;
+    }
+    let path = "Fixture/Uses.lean";
+    let header = replace(
+        (0, 0),
+        (0, 20),
+        "import Fixture.Basic\nimport Fixture.TypeError",
+    );
+    for mid in [true, false] {
+        let project = Project::fixture();
+        let base = project.read(path);
+        let env: &[(&str, &str)] = if mid {
+            &[("FAKE_LAKE_SETUP_IMPORTS", "disk")]
+        } else {
+            &[]
+        };
+        let mut lean = Lean::start(&[&project], &[], env);
+        let candidates = vec![header.clone()];
+        if !mid {
+            let judged = lean.ok("lean_try_edit", try_edit(&project, path, &base, candidates));
+            assert!(judged["candidates"][0]["verdict"].is_string(), "{judged}");
+            lean.finish_without_violations();
+            continue;
+        }
+        let failed = lean.fails(
+            "lean_try_edit",
+            try_edit(&project, path, &base, candidates),
+            "runtimeSetup",
+        );
+        crate::speculative::says_the_added_import_was_not_built(&failed);
+        assert_eq!(failed["data"]["candidate"], 0, "{failed}");
+        let revivals = lean
+            .trace()
+            .into_iter()
+            .filter(|t| t["dir"] == "in" && t["method"] == "textDocument/didChange")
+            .filter(|t| t["uri"].as_str().is_some_and(is_twin_uri))
+            .count();
+        assert_eq!(
+            revivals, 0,
+            "the twin was opened with its text and never revived"
+        );
+        lean.finish_without_violations();
+    }
+}

@@ -77,9 +77,7 @@ fn answer(ran: &Document, line: u32) -> Answer {
     let here: Vec<&Diagnostic> = ran
         .diagnostics
         .iter()
-        .filter(|d| {
-            d.raw.pointer("/range/start/line").and_then(|l| l.as_u64()) == Some(line.into())
-        })
+        .filter(|d| d.start().is_some_and(|at| at.line == line))
         .collect();
     if let Some(error) = here.iter().find(|d| d.severity == Some(1)) {
         return Answer::Error(error.message.clone());

@@ -2,13 +2,22 @@
 //! for counts, readiness and the results the tools return.
 //!
 //! Contract:
+//! 0. A [`Diagnostic`] is read into types with serde (`range`, `fullRange`, `severity`,
+//!    `message`, `source`, `isSilent`); the JSON Lean sent is kept only to be forwarded as it
+//!    is. Its *extent* is its `fullRange` when Lean gave one, else its `range`: Lean publishes
+//!    every message through `msgToInteractiveDiagnostic`, which cuts the `range` of a message
+//!    of several lines at the start of the line after its start (reference Part 4,
+//!    "Multi-line diagnostics"), so `range` says where a message starts and, for one line, where
+//!    it ends, never how far a longer one reaches. What a result shows of a diagnostic's place
+//!    is its extent. A diagnostic Lean sent malformed counts as one of unknown severity.
 //! 1. [`Diagnostic::classify`] sorts what `textDocument/publishDiagnostics` carries into
 //!    elaboration diagnostics (counted), Lake `setup-file` lines (progress, never counted),
 //!    stale-import notices (the barrier is incomplete) and silent ones (dropped: they are
 //!    editor-only, like "Goals accomplished!").
-//!    - A Lake setup line is an information diagnostic with no `source`, at 0:0–1:0 or 0:0–0:0,
-//!      whose message is one line and is not a stale-import notice: Lean publishes each stderr
-//!      line of `lake setup-file` that way (lean-language-server.md §1.3, transcripts "Gap 6").
+//!    - A Lake setup line is an information diagnostic with no `source`, whose `range` is
+//!      0:0–1:0 or 0:0–0:0, whose message is one line and is not a stale-import notice: the
+//!      worker builds one by hand for each stderr line of `lake setup-file` (its `range` fixed,
+//!      its `fullRange` the whole file; lean-language-server.md §1.3, transcripts "Gap 6").
 //!    - A stale-import notice is a diagnostic saying imports "are out of date and should be
 //!      rebuilt" (after a dependency was saved) or "must be rebuilt" (a build was needed but
 //!      not allowed), or Lake's "target is out-of-date and needs to be rebuilt".
@@ -26,9 +35,11 @@
 //! 3. Severities are named `error`, `warning`, `information`, `hint`, `unknown`; live logs map
 //!    them to MCP levels `error`, `warning`, `info`, `debug`.
 
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::lean::json::object;
+use crate::lean::text::{Position, Range};
 use crate::mcp::LogLevel;
 
 /// What one published diagnostic is.
@@ -44,15 +55,35 @@ pub enum Kind {
     Silent,
 }
 
-/// One diagnostic as Lean published it, with the fields the host reads.
+/// One diagnostic as Lean published it, read (see the contract).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diagnostic {
-    /// The diagnostic exactly as Lean sent it.
+    /// The diagnostic exactly as Lean sent it, to forward.
     pub raw: Value,
     /// 1 error, 2 warning, 3 information, 4 hint; `None` when absent.
     pub severity: Option<u64>,
     /// The message text.
     pub message: String,
+    /// `range`: for a message of several lines, cut at the next line's start.
+    pub range: Option<Range>,
+    /// `fullRange`: the message's extent, when Lean gave it.
+    pub full_range: Option<Range>,
+    /// `source`, when Lean named one.
+    pub source: Option<String>,
+    /// `isSilent`: editor-only.
+    pub silent: bool,
+}
+
+/// The fields of a diagnostic on the wire.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+struct Wire {
+    range: Option<Range>,
+    full_range: Option<Range>,
+    severity: Option<u64>,
+    message: String,
+    source: Option<String>,
+    is_silent: Option<bool>,
 }
 
 /// The stale-import texts Lean and Lake use.
@@ -81,33 +112,46 @@ pub struct ImportBuildFailure {
 impl Diagnostic {
     /// Reads one entry of a publish.
     pub fn new(raw: Value) -> Diagnostic {
-        let severity = raw.get("severity").and_then(Value::as_u64);
-        let message = raw
-            .get("message")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
+        let wire = Wire::deserialize(&raw).unwrap_or_default();
         Diagnostic {
+            severity: wire.severity,
+            message: wire.message,
+            range: wire.range,
+            full_range: wire.full_range,
+            source: wire.source,
+            silent: wire.is_silent == Some(true),
             raw,
-            severity,
-            message,
         }
+    }
+
+    /// Where it starts.
+    pub fn start(&self) -> Option<Position> {
+        self.extent().map(|r| r.start)
+    }
+
+    /// Its extent: `fullRange`, else `range` (see the contract).
+    pub fn extent(&self) -> Option<Range> {
+        self.full_range.or(self.range)
     }
 
     /// What this diagnostic is (see the contract).
     pub fn classify(&self) -> Kind {
-        if self.raw.get("isSilent") == Some(&Value::Bool(true)) {
+        if self.silent {
             return Kind::Silent;
         }
         if STALE_IMPORT_TEXTS.iter().any(|t| self.message.contains(t)) {
             return Kind::StaleImports;
         }
-        let at_header = self.raw.get("range").is_some_and(|range| {
-            position(range, "start") == Some((0, 0))
-                && matches!(position(range, "end"), Some((0, 0)) | Some((1, 0)))
+        let origin = Position::new(0, 0);
+        // The `range` the worker gives a setup line by hand (never its extent, the whole file).
+        let at_header = self.range.is_some_and(|r| {
+            r.start == origin && (r.end == origin || r.end == Position::new(1, 0))
         });
-        let sourceless = self.raw.get("source").is_none_or(Value::is_null);
-        if self.severity == Some(3) && sourceless && at_header && !self.message.contains('\n') {
+        if self.severity == Some(3)
+            && self.source.is_none()
+            && at_header
+            && !self.message.contains('\n')
+        {
             return Kind::SetupLine;
         }
         Kind::Lean
@@ -116,10 +160,7 @@ impl Diagnostic {
     /// Lake's report that it could not build the file's imports, when this is one: an error
     /// at the header with a line saying so (see the contract).
     pub fn import_build_failure(&self) -> Option<ImportBuildFailure> {
-        let at_header = self
-            .raw
-            .get("range")
-            .is_some_and(|range| position(range, "start") == Some((0, 0)));
+        let at_header = self.start() == Some(Position::new(0, 0));
         let says = self
             .message
             .lines()
@@ -196,29 +237,30 @@ impl Diagnostic {
         all || self.is_error()
     }
 
-    /// The range Lean gave (the full extent when it gave one).
+    /// Its extent as a result shows it (`null` when Lean gave none).
     pub fn range(&self) -> Value {
-        self.raw
-            .get("fullRange")
-            .or_else(|| self.raw.get("range"))
-            .cloned()
-            .unwrap_or(Value::Null)
+        self.extent().map_or(Value::Null, Range::to_json)
+    }
+
+    /// Whether it is Lake's report that the file could not be set up
+    /// (`Language.diagnosticsOfHeaderError`: an error from 0:0 over the whole file) in a file
+    /// whose last line is `last_line`. Its extent says so, never its cut `range`.
+    pub fn spans_file(&self, last_line: u32) -> bool {
+        self.is_error()
+            && self
+                .extent()
+                .is_some_and(|r| r.start == Position::new(0, 0) && r.end.line >= last_line)
     }
 
     /// A key that tells two publishes' copies of one diagnostic apart from a new one.
     pub fn identity(&self) -> String {
         format!(
-            "{}|{}|{}",
+            "{}|{:?}|{}",
             self.severity.unwrap_or(0),
-            self.raw.get("range").unwrap_or(&Value::Null),
+            self.extent(),
             self.message
         )
     }
-}
-
-fn position(range: &Value, end: &str) -> Option<(u64, u64)> {
-    let at = range.get(end)?;
-    Some((at.get("line")?.as_u64()?, at.get("character")?.as_u64()?))
 }
 
 /// `{error, warning, information, hint, unknown, total}` over elaboration diagnostics.
@@ -309,6 +351,24 @@ mod tests {
             "range": header(1), "severity": 3, "source": "Lean 4", "message": "42"
         }));
         assert_eq!(eval.classify(), Kind::Lean);
+    }
+
+    #[test]
+    fn the_extent_is_the_full_range_when_lean_gave_one() {
+        let cut = diagnostic(
+            json!({"range": header(1), "fullRange": header(9), "severity": 1,
+            "source": "Lean 4", "message": "Failed to build module dependencies."}),
+        );
+        assert_eq!(cut.range(), header(9));
+        assert!(cut.spans_file(9), "its extent covers the file");
+        assert!(!cut.spans_file(10));
+        let uncut = diagnostic(json!({"range": header(1), "severity": 1, "message": "m"}));
+        assert_eq!(uncut.range(), header(1));
+        assert!(uncut.spans_file(1) && !uncut.spans_file(2));
+        let information = diagnostic(json!({"range": header(9), "severity": 3, "message": "m"}));
+        assert!(!information.spans_file(9), "only an error");
+        let malformed = diagnostic(json!({"range": "everywhere", "severity": 1, "message": "m"}));
+        assert_eq!((malformed.severity, malformed.range()), (None, Value::Null));
     }
 
     #[test]

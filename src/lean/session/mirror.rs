@@ -27,12 +27,17 @@
 //!    crashed, unless a header error or a stale-import notice explains it
 //!    ([`Document::crashed`]). A worker Lean itself says died (a request failed with -32901 or
 //!    -32902: [`Document::died`]) crashed whatever else the version reported, until a new text
-//!    or a revival reaches Lean. A header error is recognised by its shape, never its words: Lean
-//!    reports every header failure (a `lake setup-file` that failed, whatever the Lake era writes,
-//!    imports that do not build) as one error from 0:0 over the whole file
-//!    (`Language.diagnosticsOfHeaderError`, transcripts Gap 5), and no other error spans the
-//!    file. Ordinary errors elsewhere never hide a crash. Where checking stopped is the start of
-//!    the last non-fatal `processing` range Lean reported for the version.
+//!    or a revival reaches Lean. A header error ([`Document::header_error`]) is recognised by its
+//!    shape, never its words, in either of the two shapes Lean gives one (reference Part 4,
+//!    "Header errors"): Lake's (a `lake setup-file` that failed, whatever the Lake era writes,
+//!    imports that do not build, imports out of date) is one error from 0:0 whose *extent*
+//!    (`fullRange`, `diagnostics`) covers the file (`Language.diagnosticsOfHeaderError`; its
+//!    `range` is cut at the first line, so never judged by it); Lean's own (`Elab.processHeader`
+//!    could not import a module: a misspelt import, a module never built) is an error at a token
+//!    of the header (`syntax::header_span`), zero-width, in a version reported fatal. No other
+//!    error spans the file or stands in the header of a fatal version. Ordinary errors elsewhere
+//!    never hide a crash. Where checking stopped is the start of the last non-fatal `processing`
+//!    range Lean reported for the version.
 //! 4. Each change is also broadcast as a [`DocEvent`] for calls that report live (logs,
 //!    progress). A call that falls behind misses live events only: results always read the
 //!    stored state, which is complete.
@@ -303,19 +308,21 @@ impl Document {
 
     /// The error that says Lean could not process the file's header (see the contract).
     pub fn header_error(&self) -> Option<&Diagnostic> {
-        // Counted only for an error from 0:0: receipts ask this of every result.
+        let errors = || self.diagnostics.iter().filter(|d| d.is_error());
+        // Lines counted only for an error from 0:0: receipts ask this of every result.
+        let mut from_origin = errors().filter(|d| d.start() == Some(Position::new(0, 0)));
         let last_line = std::cell::OnceCell::new();
-        self.diagnostics.iter().find(|d| {
-            let at = |pointer: &str| d.raw.pointer(pointer).and_then(Value::as_u64);
-            d.is_error()
-                && at("/range/start/line") == Some(0)
-                && at("/range/start/character") == Some(0)
-                && at("/range/end/line").is_some_and(|end| {
-                    let last = last_line
-                        .get_or_init(|| memchr::memchr_iter(b'\n', self.text.as_bytes()).count());
-                    end >= *last as u64
-                })
-        })
+        let lakes = from_origin.find(|d| {
+            let last = last_line
+                .get_or_init(|| memchr::memchr_iter(b'\n', self.text.as_bytes()).count() as u32);
+            d.spans_file(*last)
+        });
+        if lakes.is_some() || !self.progress.fatal || errors().next().is_none() {
+            return lakes;
+        }
+        // Lean's own (`Elab.processHeader`): at a token of the header, and fatal.
+        let (first, last) = crate::lean::syntax::header_span(&self.text)?;
+        errors().find(|d| d.start().is_some_and(|at| first <= at && at <= last))
     }
 
     /// Applies a publish (see the contract); the events it makes.
@@ -746,6 +753,77 @@ mod tests {
         document.publish(&whole_file);
         assert!(document.header_error().is_some());
         assert!(!document.crashed(), "a fatal header error is not a crash");
+    }
+
+    fn fatal(document: &mut Document) {
+        let processing = json!([{"kind": 2, "range":
+            {"start": {"line": 0, "character": 0}, "end": {"line": 5, "character": 0}}}]);
+        document.file_progress(&json!({"textDocument": {"uri": URI, "version": 1},
+            "processing": processing}));
+    }
+
+    fn error_at(document: &mut Document, range: Value, full: Option<Value>) {
+        let mut error = json!({"severity": 1, "source": "Lean 4", "message": "m", "range": range});
+        if let Some(full) = full {
+            error["fullRange"] = full;
+        }
+        document.publish(&json!({"uri": URI, "version": 1, "diagnostics": [error]}));
+    }
+
+    fn range(a: (u32, u32), b: (u32, u32)) -> Value {
+        json!({"start": {"line": a.0, "character": a.1}, "end": {"line": b.0, "character": b.1}})
+    }
+
+    #[test]
+    fn lakes_header_error_is_told_by_its_extent_not_its_cut_range() {
+        let memory = VersionMemory::default();
+        let text = "import Missing\n\ndef one : Nat := 1\n";
+        let mut document = document(&memory, text);
+        // What Lean sends: cut at the first line, the file in `fullRange`.
+        error_at(
+            &mut document,
+            range((0, 0), (1, 0)),
+            Some(range((0, 0), (3, 0))),
+        );
+        assert!(document.header_error().is_some());
+        fatal(&mut document);
+        assert!(!document.crashed(), "a header error is no crash");
+        // An error of the first line alone is no Lake failure.
+        let mut other = Document::given("file:///p/B.lean".into(), text.into(), &memory);
+        let first_line = range((0, 0), (1, 0));
+        other.publish(
+            &json!({"uri": "file:///p/B.lean", "version": 1, "diagnostics": [
+            {"severity": 1, "message": "m", "range": first_line, "fullRange": first_line}]}),
+        );
+        assert!(other.header_error().is_none());
+    }
+
+    #[test]
+    fn leans_own_header_error_is_an_error_in_the_header_of_a_fatal_version() {
+        let memory = VersionMemory::default();
+        let text = "/- A file. -/\n-- about it\nimport Fixture.Basik\n\ntheorem t : True := by\n  trivial\n";
+        let mut document = document(&memory, text);
+        let at_import = range((2, 0), (2, 0));
+        error_at(&mut document, at_import.clone(), Some(at_import.clone()));
+        assert!(
+            document.header_error().is_none(),
+            "not before Lean says the version is fatal"
+        );
+        fatal(&mut document);
+        assert!(document.header_error().is_some());
+        assert!(!document.crashed());
+        // A fatal version whose error is past the header crashed.
+        error_at(&mut document, range((4, 20), (4, 22)), None);
+        assert!(document.header_error().is_none());
+        assert!(document.crashed());
+        // A file without a header has none to fail.
+        let mut plain = Document::given("file:///p/B.lean".into(), "def a := b\n".into(), &memory);
+        fatal(&mut plain);
+        plain.publish(
+            &json!({"uri": "file:///p/B.lean", "version": 1, "diagnostics": [
+            {"severity": 1, "message": "m", "range": range((0, 0), (0, 0))}]}),
+        );
+        assert!(plain.header_error().is_none() && plain.crashed());
     }
 
     #[test]

@@ -14,7 +14,10 @@
 //!    verdict and, in tactic mode on success, the goals after the probe — all under the lease,
 //!    so no other run's text can answer. A twin whose header Lean could not process (a header
 //!    error or a fatal report, told by shape: `twins::setup_failure`) never gives a verdict: it
-//!    is `twinSetupFailed` with Lean's text.
+//!    is `twinSetupFailed` with Lean's text; when the twin's text imports modules the real
+//!    file's does not (a candidate or a probe at the top of the file adding an import), the
+//!    error names them (`addedImports`): a Lake that sets a module up from its file on disk
+//!    (mid-2025) never built them for the twin, which the message says, with what to do.
 //! 3. The verdict is `{success, messages, traces, proof_state, uses_sorry}`: `success` when
 //!    neither the probe nor what it causes on its declaration raised an error (`probe`);
 //!    `proof_state` the goals after it (tactic mode, on success), else `null`; `uses_sorry` when
@@ -217,8 +220,24 @@ pub async fn in_twin(
     let ran = barrier(set, given, caller, live, &mut events, Follow::SameText).await?;
     // Told by shape, never by words (each Lake era words it differently): the barrier has
     // already failed a twin whose worker crashed, so a fatal report here has a header error.
-    match twins::setup_failure(&ran) {
-        None => Ok((ran, lease)),
-        Some(failure) => Err(HostError::twin_setup_failed(caller.path, &failure)),
-    }
+    let Some(failure) = twins::setup_failure(&ran) else {
+        return Ok((ran, lease));
+    };
+    let added = real
+        .document()
+        .map(|real| added_imports(&real.text, &text.text))
+        .unwrap_or_default();
+    Err(if added.is_empty() {
+        HostError::twin_setup_failed(caller.path, &failure)
+    } else {
+        HostError::twin_imports_not_set_up(caller.path, &failure, &added)
+    })
+}
+
+/// The imports the header of `twin` names that the header of `real` does not.
+fn added_imports(real: &str, twin: &str) -> Vec<String> {
+    let had = crate::lean::syntax::imports(real);
+    let mut added = crate::lean::syntax::imports(twin);
+    added.retain(|m| !had.contains(m));
+    added
 }

@@ -44,7 +44,8 @@ pub fn is_twin_uri(uri: &str) -> bool {
 }
 
 /// What Lean said when it could not process the twin's header, if it could not: the header
-/// error (`mirror`'s rule: an error from 0:0 over the whole file), or a fatal report. Never told
+/// error (`mirror`'s rule: Lake's error from 0:0 over the whole file, or Lean's own in the
+/// header of a fatal version), or a fatal report. Never told
 /// by its words: the mid-era worker names Lake by its absolute path, newer ones write Lake's own
 /// error with no command at all (`lean-language-server.md` Part 3).
 pub fn setup_failure(twin: &Document) -> Option<String> {

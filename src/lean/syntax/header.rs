@@ -1,15 +1,18 @@
-//! A file's header: the modules it imports directly.
+//! A file's header: the modules it imports directly, and where it stands.
 //!
 //! Contract: [`imports`] reads the header the way Lean's `Module.header` is written — an
 //! optional `module` and `prelude`, then `import` commands, each with its modifiers (`public`,
 //! `private`, `meta`, `all`, `runtime`) before the module name — through the one lexer (so
 //! comments anywhere in it are skipped), and stops at the first code that is not part of it. It
-//! names each module once, in order. Only the start of a long text is lexed: the header is its
-//! first code, so a prefix is read, longer only while the header runs to its end. A name that
-//! starts with a `«…»` part is not read (the lexer takes it for a literal): the header ends
+//! names each module once, in order. [`span`] is where the header stands: from its first token
+//! (where Lean's `Elab.processHeader` logs a failure to import, `header.getPos?`) to the end of
+//! its last, `None` for a file without one. Only the start of a long text is lexed: the header
+//! is its first code, so a prefix is read, longer only while the header runs to its end. A name
+//! that starts with a `«…»` part is not read (the lexer takes it for a literal): the header ends
 //! there.
 
 use super::lexer::Lexed;
+use crate::lean::text::Position;
 
 /// Words that may stand in a header besides the module names.
 const HEADER_WORDS: [&str; 7] = [
@@ -21,12 +24,32 @@ const PREFIX: usize = 4096;
 
 /// The modules `text` imports directly, in order, each once (see the contract).
 pub fn imports(text: &str) -> Vec<String> {
+    header(text).modules
+}
+
+/// Where the header of `text` stands, from its first token to the end of its last (see the
+/// contract).
+pub fn span(text: &str) -> Option<(Position, Position)> {
+    header(text).span
+}
+
+/// A header as read.
+struct Header {
+    /// The modules, in order, each once.
+    modules: Vec<String>,
+    /// From the first token to the end of the last.
+    span: Option<(Position, Position)>,
+    /// Whether the header ended inside the text read.
+    ended: bool,
+}
+
+fn header(text: &str) -> Header {
     let mut prefix = PREFIX;
     loop {
         let cut = cut_at_line(text, prefix);
-        let (modules, ended) = read(&text[..cut]);
-        if ended || cut == text.len() {
-            return modules;
+        let header = read(&text[..cut]);
+        if header.ended || cut == text.len() {
+            return header;
         }
         prefix = prefix.saturating_mul(4);
     }
@@ -42,26 +65,32 @@ fn cut_at_line(text: &str, bytes: usize) -> usize {
         .map_or(text.len(), |at| bytes + at + 1)
 }
 
-/// The modules of the header of `text`, and whether the header ended inside it.
-fn read(text: &str) -> (Vec<String>, bool) {
+/// The header of `text`, and whether it ended inside it.
+fn read(text: &str) -> Header {
     let lexed = Lexed::new(text);
     let mut words = lexed.words.iter().peekable();
     let mut modules: Vec<String> = Vec::new();
+    let mut span: Option<(usize, usize)> = None;
     let mut after_import = false;
     let mut at = 0;
+    let done = |modules, span: Option<(usize, usize)>, ended| Header {
+        modules,
+        span: span.map(|(from, to)| (lexed.positions[from], lexed.positions[to])),
+        ended,
+    };
     loop {
         while at < lexed.chars.len() && !lexed.is_code(at) {
             at += 1;
         }
         if at == lexed.chars.len() {
-            return (modules, false);
+            return done(modules, span, false);
         }
         while words.peek().is_some_and(|&&(from, _)| from < at) {
             words.next();
         }
         let Some(&&(from, to)) = words.peek().filter(|&&&(from, _)| from == at) else {
             // Code that is no word (`:=`, a bracket): the header is over.
-            return (modules, true);
+            return done(modules, span, true);
         };
         let word: String = lexed.chars[from..to].iter().collect();
         if word == "import" {
@@ -74,8 +103,9 @@ fn read(text: &str) -> (Vec<String>, bool) {
             }
             after_import = false;
         } else {
-            return (modules, true);
+            return done(modules, span, true);
         }
+        span = Some((span.map_or(from, |(first, _)| first), to));
         at = to;
     }
 }
@@ -93,6 +123,14 @@ mod tests {
             imports(text),
             ["Fixture.Basic", "Fixture.Uses", "Lean.Elab", "Init"]
         );
+    }
+
+    #[test]
+    fn the_header_stands_from_its_first_token_to_the_end_of_its_last() {
+        let text = "/- A file. -/\n-- more\n  import Fixture.Basik -- c\nimport A\n\ndef x := 1\n";
+        assert_eq!(span(text), Some((Position::new(2, 2), Position::new(3, 8))));
+        assert_eq!(span("def x := 1\n"), None);
+        assert_eq!(span(""), None);
     }
 
     #[test]

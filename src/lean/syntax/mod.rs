@@ -25,7 +25,7 @@ mod words;
 use crate::lean::text::Position;
 pub use commands::{command_lines, command_starts};
 pub use declarations::{Command, NotFound, command_around, declaration_named, statement};
-pub use header::imports;
+pub use header::{imports, span as header_span};
 use lexer::Lexed;
 pub use tactics::tactic_column;
 pub use words::{code_words, normalized, quoted_commands};

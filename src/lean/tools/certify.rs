@@ -143,7 +143,7 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     let mut failures = forbidden(text);
     let errors = base.diagnostics.iter().filter(|d| d.severity == Some(1));
     for error in errors.take(MAX_ERRORS) {
-        let range = error.raw.get("range").and_then(range_of);
+        let range = error.extent().map(|r| (r.start, r.end));
         failures.push(failure("file_errors", error.message.clone(), range));
     }
     let commands: Vec<String> = theorems
@@ -234,12 +234,4 @@ fn judge(
     }
     failures.extend(axiom_failures(&t.name, &axioms, at));
     (shown(json!(axioms), failures), Some(found.body))
-}
-
-/// An LSP range.
-fn range_of(range: &Value) -> Option<(Position, Position)> {
-    Some((
-        Position::from_json(range.get("start")?)?,
-        Position::from_json(range.get("end")?)?,
-    ))
 }

@@ -171,15 +171,10 @@ fn refusal(diagnostics: &[Diagnostic], sync: Value) -> HostError {
         .iter()
         .take(NAMED_IN_REFUSAL)
         .map(|d| {
-            let at = |key: &str| {
-                d.raw
-                    .pointer(&format!("/range/start/{key}"))
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0)
-            };
+            let at = d.start().unwrap_or_default();
             let first = d.message.lines().next().unwrap_or_default();
             // The tools' numbers, so the agent can pass them on as they are.
-            format!("{}:{}: {first}", at("line"), at("character"))
+            format!("{}:{}: {first}", at.line, at.character)
         })
         .collect();
     if errors.len() > NAMED_IN_REFUSAL {

@@ -10,7 +10,8 @@
 //!    (`sorry`, `hole`, `diagnostic`, `code_action`, `incomplete_proof`); the sort is stable, so
 //!    equal items keep the order Lean gave them.
 //! 3. Every diagnostic Lean published for the version (silent ones were already dropped) is a
-//!    `diagnostic` item over its `range`. An `unsolved goals` error (its `leanTags` hold 1, or its
+//!    `diagnostic` item over its extent (`fullRange`, else `range`: Lean cuts the `range` of a
+//!    message of several lines at its first line, `session/diagnostics.rs`). An `unsolved goals` error (its `leanTags` hold 1, or its
 //!    message starts so) is also an `incomplete_proof` item over the whole unfinished proof (its
 //!    `fullRange`: from `by`, or the bullet, to the last tactic's end), with the goals its
 //!    message lists as `proof_state`.
@@ -117,7 +118,8 @@ pub fn sort(items: &mut [Item]) {
 
 /// The `diagnostic` item of a published diagnostic, if it has a range.
 pub fn diagnostic(d: &Diagnostic) -> Option<Item> {
-    let range = Range::from_json(d.raw.get("range")?)?;
+    let extent = d.extent()?;
+    let range = Range::new(extent.start, extent.end);
     let mut item = Item::new(Kind::Diagnostic, range)
         .with("message", json!(d.message))
         .with("diagnostic", d.raw.clone());
@@ -130,8 +132,8 @@ pub fn diagnostic(d: &Diagnostic) -> Option<Item> {
 /// The `incomplete_proof` item of an `unsolved goals` error; `suggest` adds the probe text.
 pub fn incomplete_proof(d: &Diagnostic, suggest: bool) -> Option<Item> {
     let goals = unsolved_goals(d)?;
-    let whole = d.raw.get("fullRange").or_else(|| d.raw.get("range"))?;
-    let range = Range::from_json(whole)?;
+    let whole = d.extent()?;
+    let range = Range::new(whole.start, whole.end);
     let mut item = Item::new(Kind::IncompleteProof, range)
         .with(
             "message",
@@ -253,10 +255,11 @@ mod tests {
                 .get("run_at_text")
                 .is_none()
         );
+        // The diagnostic item is over the message's extent, not its `range` cut at a line.
         let as_diagnostic = diagnostic(&unsolved()).unwrap();
         assert_eq!(
             as_diagnostic.range,
-            Range::from_json(&range((14, 60), (15, 0))).unwrap()
+            Range::from_json(&range((14, 60), (16, 10))).unwrap()
         );
     }
 
