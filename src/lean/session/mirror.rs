@@ -33,8 +33,9 @@
 //!    imports that do not build, imports out of date) is one error from 0:0 whose *extent*
 //!    (`fullRange`, `diagnostics`) covers the file (`Language.diagnosticsOfHeaderError`; its
 //!    `range` is cut at the first line, so never judged by it); Lean's own (`Elab.processHeader`
-//!    could not import a module: a misspelt import, a module never built) is an error at a token
-//!    of the header (`syntax::header_span`), zero-width, in a version reported fatal. No other
+//!    could not import a module: a misspelt import, a module never built) is an error that starts
+//!    in the header (`syntax::header_span`; Lean logs it at the header's first token, zero-width)
+//!    in a version reported fatal. No other
 //!    error spans the file or stands in the header of a fatal version. Ordinary errors elsewhere
 //!    never hide a crash. Where checking stopped is the start of the last non-fatal `processing`
 //!    range Lean reported for the version.
