@@ -47,10 +47,17 @@ struct Doc {
     progress: HashMap<i64, bool>,
     /// Versions that had an `isIncremental: false` publish.
     replaced: HashSet<i64>,
+    /// The client sent a version not above the newest: Leans differ in what they make of it
+    /// (the first workers ignore the change, newer ones take it and lower their bound), so the
+    /// document's text and versions are no longer known until it is opened again.
+    erratic: bool,
 }
 
 impl Doc {
     fn lines(&self, version: i64) -> Option<&Lines> {
+        if self.erratic {
+            return None;
+        }
         self.kept
             .iter()
             .rev()
@@ -60,6 +67,7 @@ impl Doc {
 
     /// A new version of the current text.
     fn version(&mut self, version: i64) {
+        self.erratic |= self.newest.is_some_and(|n| version <= n);
         self.newest = Some(version);
         self.sent.insert(version);
         self.highest = Some(self.highest.map_or(version, |h| h.max(version)));
@@ -154,6 +162,8 @@ impl Checker {
             ("textDocument/didOpen", Some(uri)) => {
                 let doc = self.docs.entry(uri.to_owned()).or_default();
                 doc.open = true;
+                doc.erratic = false;
+                doc.newest = None;
                 doc.text = lean_text(
                     params
                         .pointer("/textDocument/text")
@@ -286,7 +296,7 @@ impl Checker {
             found.push(&WAIT_VERSION, &why, &Value::Null);
             return;
         }
-        let Some(doc) = doc.filter(|d| d.open && d.newest == Some(v)) else {
+        let Some(doc) = doc.filter(|d| d.open && !d.erratic && d.newest == Some(v)) else {
             return;
         };
         let why = match doc.progress.get(&v) {
@@ -306,6 +316,9 @@ impl Checker {
             return;
         };
         if at.is_empty() {
+            return;
+        }
+        if doc.erratic {
             return;
         }
         let mut candidates = doc

@@ -224,3 +224,17 @@ fn lake_reports_on_other_files_carry_no_version() {
     );
     assert_eq!(ids(&mut c, bare), ["version.sent"]);
 }
+
+#[test]
+fn a_version_not_above_the_newest_leaves_the_document_unjudged() {
+    let mut c = opened(false);
+    c.client(&notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 1}, "contentChanges": [{"text": "x"}]}),
+    ));
+    wait(&mut c, 3, 1);
+    assert_eq!(ids(&mut c, answer(json!(3), json!({}))), NONE);
+    let far = json!({"severity": 2, "message": "w", "range": range(3, 9, 3, 9),
+                     "fullRange": range(3, 9, 3, 9)});
+    assert_eq!(ids(&mut c, publish(1, json!([far]))), NONE);
+}
