@@ -21,9 +21,29 @@ fn a_header_error_sent_whole_is_recorded_as_a_contract_violation() {
     assert!(!broken.is_empty());
     for v in &broken {
         assert_eq!(v["contract"], "diagnostic.header-error", "{v}");
-        assert!(v["source"].as_str().unwrap().contains("diagnosticsOfHeaderError"), "{v}");
+        assert!(
+            v["source"]
+                .as_str()
+                .unwrap()
+                .contains("diagnosticsOfHeaderError"),
+            "{v}"
+        );
         assert_eq!(v["detail"]["message"]["uri"], json!(uri), "{v}");
         assert_eq!(v["detail"]["at"]["range"]["end"]["line"], 4, "{v}");
     }
     c.await_stderr("Lean contract rule diagnostic.header-error broken");
+}
+
+/// Lean's messages have three severities (`msgToInteractiveDiagnostic`): there is no `hint`
+/// directive, since Lean never sends severity 4.
+#[test]
+fn no_directive_makes_a_severity_lean_never_sends() {
+    let mut c = Client::ready(Opts::default());
+    let uri = c.project.uri("Fixture/Hint.lean");
+    c.open_text(&uri, "def a := 1 -- fake: hint \"h\"\n", 1, None);
+    let msgs = c.sync(&uri, 1);
+    assert_eq!(
+        Client::last_diagnostics(&msgs),
+        Vec::<serde_json::Value>::new()
+    );
 }

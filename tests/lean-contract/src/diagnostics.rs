@@ -2,10 +2,11 @@
 //! (cut at the next line unless the message keeps its full range, header errors never), and
 //! that its positions lie inside the text of the version it was published for.
 //!
-//! Two shapes are Lean's own literals rather than messages and are exempt from the cut and
-//! the text bound of `range`: Lake's setup lines and the stale-import notice, information with
-//! `range` 0:0–1:0 (0:0–0:0 in older workers) and `fullRange` 0:0–end of text
-//! (`FileWorker.lean` `setupImports`, `handleStaleDependency`). Lake's cross-file reports
+//! Some diagnostics are Lean's own literals rather than messages and are exempt from the cut
+//! and the text bound of `range`: `range` 0:0–1:0 (0:0–0:0 in older workers) with `fullRange`
+//! 0:0–end of text, past the text of a one-line file: Lake's setup lines and the stale-import
+//! notice (information; `FileWorker.lean` `setupImports`, `handleStaleDependency`) and a worker
+//! that failed to start (an error; `initAndRunWorker`'s `writeErrorDiag`). Lake's cross-file reports
 //! (`source: "Lake"`, no `fullRange`) describe a file as Lake read it from disk, not an open
 //! version: only their severity is checked.
 
@@ -34,10 +35,8 @@ pub fn check(d: &Value, lines: Option<&Lines>, found: &mut Found) {
         }
         return;
     };
-    let notice = d.get("severity").and_then(Value::as_u64) == Some(3)
-        && NOTICE_RANGES.contains(&r)
-        && full.0 == (0, 0)
-        && lines.is_none_or(|l| full.1 == l.end());
+    let notice =
+        NOTICE_RANGES.contains(&r) && full.0 == (0, 0) && lines.is_none_or(|l| full.1 == l.end());
     if notice {
         in_text(d, [full.0, full.1], lines, found);
         return;
@@ -142,6 +141,9 @@ mod tests {
         assert_eq!(ids(one_line, "import A"), Vec::<&str>::new());
         let setup = json!({"severity": 3, "range": r(0, 0, 1, 0), "fullRange": r(0, 0, 0, 8)});
         assert_eq!(ids(setup, "import A"), Vec::<&str>::new());
+        let start_failed =
+            json!({"severity": 1, "range": r(0, 0, 1, 0), "fullRange": r(0, 0, 0, 8)});
+        assert_eq!(ids(start_failed, "import A"), Vec::<&str>::new());
         let lake = json!({"severity": 2, "source": "Lake", "range": r(7, 0, 9, 4)});
         assert_eq!(ids(lake, TEXT), Vec::<&str>::new());
     }

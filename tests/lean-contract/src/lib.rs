@@ -41,6 +41,13 @@ impl Violation {
     pub fn to_json(&self) -> Value {
         json!({"contract": self.rule.id, "source": self.rule.source, "detail": self.detail})
     }
+
+    /// The violation a trace line records (`None` for any other line, or an unknown rule).
+    pub fn from_json(line: &Value) -> Option<Violation> {
+        let rule = rule(line.get("contract")?.as_str()?)?;
+        let detail = line.get("detail").cloned().unwrap_or(Value::Null);
+        Some(Violation { rule, detail })
+    }
 }
 
 impl std::fmt::Display for Violation {

@@ -19,7 +19,8 @@ pub const RANGE_CUT: Rule = Rule {
                 spans several lines, `range` ends at the start of the next line \
                 (`{line: start.line+1, character: 0}`) unless the message keeps its full range \
                 (`keepFullRange`: parser errors), when it equals `fullRange`; on one line it \
-                equals `fullRange`; without `fullRange` (older Leans) `range` is cut the same way",
+                equals `fullRange`; without `fullRange` (older Leans) `range` is cut the same \
+                way (Lean's hard-coded 0:0–1:0 literals excepted, see `position.in-text`)",
     source: "src/Lean/Widget/InteractiveDiagnostic.lean (msgToInteractiveDiagnostic); \
              src/Lean/Parser/Module.lean (mkErrorMessage: keepFullRange)",
 };
@@ -50,10 +51,11 @@ pub const IN_TEXT: Rule = Rule {
                 documentHighlight, documentSymbol, foldingRange, inlayHint, plainTermGoal, a \
                 LocationLink's origin) lies inside that version's text: line at most the last, \
                 UTF-16 column at most the line's length (the hard-coded 0:0–1:0 `range` of a \
-                setup line or stale-import notice excepted)",
+                setup line, a stale-import notice or a worker's start failure excepted)",
     source: "src/Lean/Server/Utils.lean (Syntax.Range.toLspRange, mkFileProgressAtPosNotification); \
              src/Lean/Data/Lsp/Utf16.lean (FileMap.utf8PosToLspPos, leanPosToLspPos); \
-             src/Lean/Server/FileWorker.lean (setupImports, handleStaleDependency)",
+             src/Lean/Server/FileWorker.lean (setupImports, handleStaleDependency, \
+             initAndRunWorker: writeErrorDiag)",
 };
 
 pub const VERSION: Rule = Rule {
