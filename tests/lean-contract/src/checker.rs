@@ -11,7 +11,7 @@ use crate::rules::{
     WAIT_AFTER_PROGRESS, WAIT_VERSION,
 };
 use crate::text::{Lines, Pos, apply_change, lean_text};
-use crate::{Found, Violation, diagnostics, pos, range, summary};
+use crate::{Found, Violation, diagnostics, pos, range};
 
 /// How many versions of a document keep their line lengths; positions naming an older one go
 /// unchecked.
@@ -204,7 +204,7 @@ impl Checker {
 
     /// A message the server sent: the rules it breaks.
     pub fn server(&mut self, msg: &Value) -> Vec<Violation> {
-        let mut found = Found::new(summary(msg));
+        let mut found = Found::new(msg);
         let method = msg.get("method").and_then(Value::as_str);
         let id = msg.get("id");
         self.handshake(method, id, &mut found);

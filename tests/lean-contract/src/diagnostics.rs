@@ -122,7 +122,8 @@ mod tests {
     }
 
     fn ids(d: Value, text: &str) -> Vec<&'static str> {
-        let mut found = Found::new(json!({}));
+        let msg = json!({});
+        let mut found = Found::new(&msg);
         check(&d, Some(&Lines::of(text)), &mut found);
         found.into_vec().iter().map(|v| v.rule.id).collect()
     }

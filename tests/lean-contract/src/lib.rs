@@ -67,14 +67,15 @@ impl std::fmt::Display for Violation {
     }
 }
 
-/// The violations of one server message, each with that message's summary.
-pub(crate) struct Found {
-    message: Value,
+/// The violations of one server message, each with that message's summary (made only when
+/// there is one: this runs on every message).
+pub(crate) struct Found<'a> {
+    message: &'a Value,
     list: Vec<Violation>,
 }
 
-impl Found {
-    pub(crate) fn new(message: Value) -> Found {
+impl<'a> Found<'a> {
+    pub(crate) fn new(message: &'a Value) -> Found<'a> {
         Found {
             message,
             list: Vec::new(),
@@ -82,7 +83,7 @@ impl Found {
     }
 
     pub(crate) fn push(&mut self, rule: &'static Rule, why: &str, at: &Value) {
-        let detail = json!({"why": why, "message": self.message, "at": at});
+        let detail = json!({"why": why, "message": summary(self.message), "at": at});
         self.list.push(Violation { rule, detail });
     }
 

@@ -15,11 +15,20 @@ pub struct Lines(Arc<[u64]>);
 
 impl Lines {
     pub fn of(text: &str) -> Lines {
-        Lines(
-            text.split('\n')
-                .map(|line| line.encode_utf16().count() as u64)
-                .collect(),
-        )
+        // UTF-16 units are the UTF-8 lead bytes, two for a 4-byte character: one pass, no
+        // decoding.
+        let mut lines = Vec::new();
+        let mut units = 0;
+        for &b in text.as_bytes() {
+            if b == b'\n' {
+                lines.push(units);
+                units = 0;
+            } else if b & 0xC0 != 0x80 {
+                units += if b >= 0xF0 { 2 } else { 1 };
+            }
+        }
+        lines.push(units);
+        Lines(lines.into())
     }
 
     pub fn contains(&self, (line, character): Pos) -> bool {
@@ -38,7 +47,11 @@ impl Lines {
 
 /// `text` with every CRLF turned into LF, as Lean stores it.
 pub fn lean_text(text: &str) -> String {
-    text.replace("\r\n", "\n")
+    if text.contains('\r') {
+        text.replace("\r\n", "\n")
+    } else {
+        text.to_owned()
+    }
 }
 
 /// Applies one `contentChanges` entry: a full text, or a range (UTF-16 positions, clamped to
