@@ -5,11 +5,11 @@
 //!
 //! Contract: a [`Contract`] owns the test's scratch directory. Against the fake, the fake checks
 //! as it writes and records each violation in its trace (`FAKE_LEAN_TRACE`, here
-//! `trace.jsonl`); in the real-Lean lane (`LEAN_BEAM_TEST_LAKE` set) the host traces its LSP traffic
-//! (`--trace-dir`, here `host-trace/`, unless the test names its own) and the same checker
-//! reads it. The check runs
-//! when the test ends: [`Contract::check`], or the drop, which does nothing while the thread is
-//! already panicking (a failing test keeps its own message) or once the check ran.
+//! `trace.jsonl`); in the real-Lean lane (`LEAN_BEAM_TEST_LAKE` set) the host traces its LSP
+//! traffic (`--trace-dir`, here `host-trace/`, unless the test names its own) and the same
+//! checker reads it. The check runs when the test ends: [`Contract::check`], or the drop, which
+//! does nothing while the thread is already panicking (a failing test keeps its own message) or
+//! once the check ran.
 
 use std::path::{Path, PathBuf};
 
