@@ -3,7 +3,9 @@
 # included) against a real `lake` instead of the fake, wherever one is on PATH (as elan installs
 # it), then `lean-beam-mcp --self-check` itself on a copy of the fixture project, as the README
 # tells a user to. Scenarios that need the fake's fault modes or its exact answers (snapshots)
-# report themselves skipped by name; the rest check the same behaviour against Lean itself.
+# report themselves skipped by name; the rest check the same behaviour against Lean itself. Each
+# scenario's harness turns the host's LSP trace on (--trace-dir) and holds what Lean sent to the
+# Lean contract (tests/lean-contract, the fake's README "Lean contract") when the scenario ends.
 #
 #   scripts/test-real-lean.sh            uses `lake` from PATH, or reports the lane skipped
 #   LEAN_BEAM_TEST_LAKE=/path/to/lake scripts/test-real-lean.sh

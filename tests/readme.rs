@@ -192,7 +192,10 @@ fn the_contributing_lean_sync_example_works() {
         .parent()
         .unwrap()
         .join("fake-lake");
-    let mut server = support::McpProcess::server(&["--lake", fake.to_str().unwrap()]);
+    let contract = support::contract::Contract::new(&[]);
+    let (trace, at) = contract.fake_env();
+    let mut server =
+        support::McpProcess::server_with_env(&["--lake", fake.to_str().unwrap()], &[(trace, &at)]);
     for line in input.lines() {
         server.send_raw(line);
     }
@@ -262,13 +265,17 @@ fn the_readme_self_check_example_is_a_real_run() {
         .parent()
         .unwrap()
         .join("fake-lake");
+    let mut contract = support::contract::Contract::new(&[]);
+    let (trace, at) = contract.fake_env();
     let output = std::process::Command::new(support::server_bin())
         .arg("--lake")
         .arg(&fake)
         .arg("--self-check")
         .arg(root.join("Fixture/Basic.lean"))
+        .env(trace, at)
         .output()
         .unwrap();
+    contract.check();
     assert!(output.status.success(), "{output:?}");
     let ran: String = String::from_utf8(output.stdout)
         .unwrap()

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use crate::support::contract::Contract;
 use crate::support::{McpProcess, PATIENCE, call, modern, request, server_bin};
 
 /// The real `lake` the real-Lean lane runs against (`LEAN_BEAM_TEST_LAKE`), if it does.
@@ -170,11 +171,13 @@ pub fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// The server, speaking the legacy family (or the modern one, [`Lean::start_modern`]), with
-/// the fake Lean behind it.
+/// the fake Lean behind it. When it is dropped (after the server, which the drop kills), the
+/// Lean contract check runs over what Lean sent (`contract`).
 pub struct Lean {
     /// The MCP process.
     pub server: McpProcess,
-    scratch: tempfile::TempDir,
+    /// The scratch directory (the fake's trace, the gates) and the contract check.
+    contract: Contract,
     next_id: i64,
     /// Calls go out in the modern family (every request carries its `_meta`).
     modern: bool,
@@ -198,10 +201,11 @@ impl Lean {
     }
 
     fn started(projects: &[&Project], args: &[&str], env: &[(&str, &str)]) -> Lean {
-        let scratch = tempfile::tempdir().expect("a scratch directory");
-        let trace = scratch.path().join("trace.jsonl");
-        let gates = scratch.path().join("gates");
+        let contract = Contract::new(args);
+        let trace = contract.fake_trace();
+        let gates = contract.dir().join("gates");
         std::fs::create_dir_all(&gates).expect("gate directory");
+        let checked = contract.server_args(args);
         let lake = lake();
         let mut all_args: Vec<&str> = Vec::new();
         let named = args.contains(&"--lake") || env.iter().any(|(k, _)| *k == "LEAN_BEAM_LAKE");
@@ -209,6 +213,7 @@ impl Lean {
             all_args.extend(["--lake", lake.to_str().expect("utf-8 path")]);
         }
         all_args.extend_from_slice(args);
+        all_args.extend(checked.iter().map(String::as_str));
         // No timed liveness notice unless a test sets the delay.
         if !args.contains(&"--status-delay-ms") {
             all_args.extend_from_slice(&["--status-delay-ms", "3600000"]);
@@ -234,7 +239,7 @@ impl Lean {
         server.replace(&lake.display().to_string(), "[fake-lake]");
         Lean {
             server,
-            scratch,
+            contract,
             next_id: 1,
             modern: false,
         }
@@ -282,7 +287,7 @@ impl Lean {
 
     /// The gate directory of the fake's `gate` directives.
     pub fn gates(&self) -> PathBuf {
-        self.scratch.path().join("gates")
+        self.contract.dir().join("gates")
     }
 
     /// Opens a fake gate.
@@ -299,7 +304,7 @@ impl Lean {
 
     /// Everything the fake recorded.
     pub fn trace(&self) -> Vec<Value> {
-        read_trace(self.scratch.path())
+        read_trace(&self.contract.fake_trace())
     }
 
     /// The requests and notifications the fake received, as `method` names: what the host asked
@@ -379,24 +384,28 @@ impl Lean {
     }
 
     /// Ends the server cleanly, then checks that Lean recorded no protocol violation, those
-    /// only seen at its exit included; the transcript.
+    /// only seen at its exit included, and that it sent nothing Lean never sends; the
+    /// transcript.
     #[track_caller]
     pub fn finish_without_violations(self) -> String {
         let Lean {
-            server, scratch, ..
+            server,
+            mut contract,
+            ..
         } = self;
         let transcript = server.finish_clean();
-        let violations: Vec<Value> = read_trace(scratch.path())
+        let violations: Vec<Value> = read_trace(&contract.fake_trace())
             .into_iter()
             .filter(|t| t.get("violation").is_some())
             .collect();
         assert_eq!(violations, Vec::<Value>::new());
+        contract.check();
         transcript
     }
 }
 
-fn read_trace(scratch: &Path) -> Vec<Value> {
-    std::fs::read_to_string(scratch.join("trace.jsonl"))
+fn read_trace(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
         .unwrap_or_default()
         .lines()
         .filter_map(|l| serde_json::from_str(l).ok())

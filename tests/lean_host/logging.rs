@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::harness::{Lean, Project, args};
+use crate::support::contract::Contract;
 use crate::support::{McpProcess, call, modern, request};
 
 fn logs(messages: &[Value], logger: &str) -> Vec<Value> {
@@ -97,7 +98,12 @@ fn legacy_logs_follow_the_scope_and_the_session_level() {
 fn modern_logs_follow_only_the_request_level() {
     let project = Project::fixture();
     let lake = crate::harness::lake();
-    let mut server = McpProcess::server(&["--lake", lake.to_str().unwrap()]);
+    let contract = Contract::new(&[]);
+    let (trace, at) = contract.fake_env();
+    let mut arguments = vec!["--lake".to_owned(), lake.display().to_string()];
+    arguments.extend(contract.server_args(&[]));
+    let arguments: Vec<&str> = arguments.iter().map(String::as_str).collect();
+    let mut server = McpProcess::server_with_env(&arguments, &[(trace, &at)]);
     server.replace(&project.root().display().to_string(), "[root]");
     let sync = |id: i64, level: Option<&str>| {
         let mut params = call(

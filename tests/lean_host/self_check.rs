@@ -7,17 +7,23 @@ use std::path::Path;
 use std::process::{Command, Output};
 
 use crate::harness::{Project, fake_only, lake, snapshot};
+use crate::support::contract::Contract;
 use crate::support::{hide_times, server_bin};
 
 /// Runs the self-check on `file` of `project` with the suite's `lake` (unless `args` names
-/// one), the fake's switches `env`, and no trace; its output.
+/// one), the fake's switches `env`, and no trace; its output, once what Lean sent has passed the
+/// Lean contract check.
 fn self_check(project: &Project, file: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut contract = Contract::new(args);
+    let (trace, at) = contract.fake_env();
     let mut command = Command::new(server_bin());
     if !args.contains(&"--lake") {
         command.arg("--lake").arg(lake());
     }
     command
         .args(args)
+        .args(contract.server_args(args))
+        .env(trace, at)
         .arg("--self-check")
         .arg(project.root().join(file))
         .env_remove("LEAN_BEAM_TRACE_DIR")
@@ -26,6 +32,7 @@ fn self_check(project: &Project, file: &str, args: &[&str], env: &[(&str, &str)]
     let output = command.output().expect("the server runs");
     // Nothing the check started outlives it.
     project.wait_no_processes();
+    contract.check();
     output
 }
 

@@ -13,6 +13,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use crate::harness::{Project, lake};
+use crate::support::contract::Contract;
 use crate::support::{modern_meta, peak_rss_kib, server_bin};
 
 const CALLS_PER_FAMILY: usize = 25_000;
@@ -32,6 +33,8 @@ struct Tally {
 }
 
 fn storm(modern: bool, projects: &[Project]) -> Tally {
+    let mut contract = Contract::new(&[]);
+    let (trace, at) = contract.fake_env();
     let mut child = Command::new(server_bin())
         .args([
             "--lake",
@@ -41,6 +44,8 @@ fn storm(modern: bool, projects: &[Project]) -> Tally {
             "--heartbeat-ms",
             "3600000",
         ])
+        .args(contract.server_args(&[]))
+        .env(trace, at)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -170,6 +175,7 @@ fn storm(modern: bool, projects: &[Project]) -> Tally {
     drop(stdin);
     assert!(child.wait().unwrap().success());
     reader.join().unwrap();
+    contract.check();
     tally
 }
 

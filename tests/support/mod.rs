@@ -17,6 +17,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub mod contract;
+
 /// How long any single wait may take before the test fails.
 pub const PATIENCE: Duration = Duration::from_secs(30);
 

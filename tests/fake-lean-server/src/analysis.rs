@@ -275,8 +275,8 @@ fn severity_of(name: &str) -> Option<u8> {
     match name {
         "error" => Some(1),
         "warning" => Some(2),
+        // No `hint`: Lean's messages have three severities (`msgToInteractiveDiagnostic`).
         "info" => Some(3),
-        "hint" => Some(4),
         _ => None,
     }
 }

@@ -10,6 +10,7 @@ pub mod assist;
 pub mod capabilities;
 pub mod certify;
 pub mod config;
+pub mod contract;
 pub mod decl;
 pub mod directives;
 pub mod documents;

@@ -1,7 +1,8 @@
 //! The server's one ordered output stream (reference §1.5: diagnostics, progress and responses
 //! leave through one channel, so a response written after a diagnostic is read after it). Only
-//! the main loop writes; every message is traced.
+//! the main loop writes; every message is traced and held to the Lean contract (`contract`).
 
+use crate::contract::Contract;
 use crate::trace::Trace;
 use crate::wire;
 use serde_json::{Value, json};
@@ -10,6 +11,7 @@ use std::io::{self, Write};
 pub struct Out {
     w: io::BufWriter<io::Stdout>,
     pub trace: Trace,
+    pub contract: Contract,
 }
 
 impl Out {
@@ -17,10 +19,12 @@ impl Out {
         Out {
             w: io::BufWriter::new(io::stdout()),
             trace,
+            contract: Contract::from_env(),
         }
     }
 
-    pub fn send(&mut self, msg: Value) {
+    pub fn send(&mut self, mut msg: Value) {
+        self.contract.outgoing(&mut msg, &self.trace);
         self.trace.message("out", &msg);
         if wire::write_message(&mut self.w, &msg).is_err() {
             // The client is gone; the read side will see EOF and end the process.

@@ -19,8 +19,9 @@ impl Server {
     /// incremental mode the replacing set once and then only `new`.
     pub fn publish(&mut self, uri: &str, new: Vec<Value>) {
         let silent_ok = self.caps.silent;
+        // `isIncremental` only for a client that declared it (`publishDiagnostics` in Lean's
+        // `FileWorker/Utils.lean`).
         let incremental = self.cfg.incremental && self.caps.incremental;
-        let flag = self.cfg.incremental;
         let doc = self.docs.get_mut(uri).expect("open");
         let new: Vec<Value> = new
             .into_iter()
@@ -38,7 +39,7 @@ impl Server {
             let mut all = doc.sticky.clone();
             all.extend(doc.diags.iter().cloned());
             params["diagnostics"] = Value::Array(all);
-            if flag {
+            if incremental {
                 params["isIncremental"] = json!(false);
             }
             doc.replaced = true;
@@ -89,7 +90,7 @@ impl Server {
                 if !doc.suppressed() {
                     let mut params =
                         json!({"uri": uri, "version": version, "diagnostics": diagnostics});
-                    if self.cfg.incremental {
+                    if self.cfg.incremental && self.caps.incremental {
                         params["isIncremental"] = json!(false);
                     }
                     self.out.notify("textDocument/publishDiagnostics", params);

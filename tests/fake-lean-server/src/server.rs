@@ -156,6 +156,7 @@ impl Server {
 
     fn on_message(&mut self, msg: Value) {
         self.out.trace.message("in", &msg);
+        self.out.contract.client(&msg);
         let method = msg["method"].as_str().map(str::to_owned);
         if let (Some(m), Some((dm, dmsg))) = (&method, self.cfg.watchdog_exit.clone())
             && *m == dm

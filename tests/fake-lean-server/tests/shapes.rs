@@ -66,7 +66,9 @@ fn fake_answers_conform_to_the_catalog() {
             .env("FAKE_LEAN_INCREMENTAL", "1")
             .env("FAKE_LEAN_SETUP_LINES", "✔ [1/1] Built Fixture.Basic"),
     );
-    c.handshake(json!({"lean": {"silentDiagnosticSupport": true}}));
+    // As Lean's own test runner, whose output the catalog was derived from, declares them.
+    c.handshake(json!({"lean": {"silentDiagnosticSupport": true,
+                                "incrementalDiagnosticSupport": true}}));
     let basic = c.open("Fixture/Basic.lean");
     let uses = c.open("Fixture/Uses.lean");
     let broken = c.open("Fixture/TypeError.lean");

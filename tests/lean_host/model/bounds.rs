@@ -6,7 +6,8 @@
 //! `lake serve` received them; a `{"event": "start"}` begins a server's life (a file holds one,
 //! or none for `lake build`/`lake env`). At no point may a server hold more real documents than
 //! `--max-documents`, or more twins (URIs with `beam-twin` or `/.lake/beam/`) than
-//! `--max-twins`. Every violation the fake recorded is one of the suite's.
+//! `--max-twins`. Every violation the fake recorded is one of the suite's, and so is every
+//! message it sent that Lean never sends (the Lean contract, `support::contract`).
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -53,6 +54,13 @@ pub fn check(
                     "fake-violation",
                     None,
                     format!("{name}: the fake recorded {violation}: {}", entry["detail"]),
+                ));
+            }
+            if let Some(report) = crate::support::contract::report(entry) {
+                found.push(Violation::new(
+                    "lean-contract",
+                    None,
+                    format!("{name}: {report}"),
                 ));
             }
         }

@@ -219,6 +219,13 @@ fn run_alone(query: &Query<'_>, chain: Option<&Chain>) -> Value {
         }
     };
     driver.finish();
+    let broken = crate::support::contract::fake_violations_in(scratch.path(), "");
+    assert!(
+        broken.is_empty(),
+        "{} alone: Lean sent what Lean never sends:\n{}",
+        query.tool,
+        broken.join("\n")
+    );
     if answer.get("replay").is_some() {
         return answer;
     }

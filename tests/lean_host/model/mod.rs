@@ -22,8 +22,9 @@
 //! 4. errors: every error is a row of the table in `allowed` whose condition holds (`[error]`);
 //! 5. no answer names a twin (`beam-twin`, `.lake/beam`) (`[leak]`);
 //! 6. bounds: no `lake serve` ever held more documents or twins than allowed
-//!    (`[document-bound]`, `[twin-bound]`), and the fake recorded no protocol violation
-//!    (`[fake-violation]`; `bounds`, from per-process traces, `[no-trace]` if one is missing);
+//!    (`[document-bound]`, `[twin-bound]`), the fake recorded no protocol violation
+//!    (`[fake-violation]`) and sent nothing Lean never sends (`[lean-contract]`; `bounds`, from
+//!    per-process traces, `[no-trace]` if one is missing);
 //! 7. every call not cancelled is answered exactly once within 20 s, a cancelled one at most
 //!    once (`[answers]`, `[hang]`, `[stray]`);
 //! 8. the server exits cleanly at end of input, leaving no process in the projects and no twin

@@ -100,6 +100,12 @@ fn fresh(inputs: &Inputs) -> Fresh {
     assert!(driver.wait_answered(call), "a fresh sync never answered");
     let result = driver.sent[call].answers[0].value["result"].clone();
     driver.finish();
+    let broken = crate::support::contract::fake_violations_in(traces.path(), "");
+    assert!(
+        broken.is_empty(),
+        "a fresh server's Lean sent what Lean never sends:\n{}",
+        broken.join("\n")
+    );
     let content = &result["structuredContent"];
     let fresh = if result["isError"] == true {
         Fresh {
@@ -130,6 +136,9 @@ pub fn check(played: &Played) -> Vec<Violation> {
     let mut found = Vec::new();
     if let Some(broken) = &played.broken {
         found.push(Violation::new("broken", None, broken.clone()));
+    }
+    for report in &played.contract {
+        found.push(Violation::new("lean-contract", None, report.clone()));
     }
     for call in &played.calls {
         let Some((content, error)) = &call.answer else {

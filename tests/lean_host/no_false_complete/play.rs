@@ -20,17 +20,14 @@ use crate::model::project::{Project, project, scratch};
 /// The server a unit's scenarios share, and where its `lake` processes trace.
 pub struct Server {
     pub driver: Driver,
-    _traces: tempfile::TempDir,
+    traces: tempfile::TempDir,
 }
 
 impl Server {
     pub fn start() -> Server {
         let traces = scratch();
         let driver = Driver::start(&[], &[], traces.path());
-        Server {
-            driver,
-            _traces: traces,
-        }
+        Server { driver, traces }
     }
 }
 
@@ -53,6 +50,8 @@ pub struct Played {
     pub configs: HashMap<String, bool>,
     /// The server hung or ended.
     pub broken: Option<String>,
+    /// What the scenario's `lake serve`s sent that Lean never sends (the Lean contract).
+    pub contract: Vec<String>,
 }
 
 /// The configuration hash of `root` as the host computes it (`session/fingerprint.rs`): per
@@ -110,6 +109,7 @@ struct Player<'a> {
 pub fn play(scenario: &Scenario, slot: &mut Option<Server>) -> Played {
     let project = prepared(&scenario::render(INITIAL), 1, false);
     let server = slot.get_or_insert_with(Server::start);
+    let traces = server.traces.path().to_path_buf();
     server.driver.set_roots(&[project.root()]);
     server.driver.begin();
     let base = server.driver.sent.len();
@@ -119,6 +119,7 @@ pub fn play(scenario: &Scenario, slot: &mut Option<Server>) -> Played {
         deps: HashMap::new(),
         configs: HashMap::new(),
         broken: None,
+        contract: Vec::new(),
     };
     played
         .texts
@@ -170,6 +171,9 @@ pub fn play(scenario: &Scenario, slot: &mut Option<Server>) -> Played {
         });
     }
     let strays = driver.take_strays();
+    let prefix = crate::model::driver::trace_prefix(project.root());
+    played.contract = crate::support::contract::fake_violations_in(&traces, &prefix);
+
     if !alive || !strays.is_empty() {
         played.broken = Some(format!(
             "the server hung or ended (hung calls: {:?}; strays: {strays:?})",

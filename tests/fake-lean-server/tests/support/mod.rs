@@ -99,6 +99,15 @@ impl Project {
             .collect()
     }
 
+    /// The Lean contract violations the server recorded (`src/contract.rs`): messages Lean
+    /// never sends.
+    pub fn contract_violations(&self) -> Vec<Value> {
+        self.trace_lines()
+            .into_iter()
+            .filter(|l| l.get("contract").is_some())
+            .collect()
+    }
+
     /// Waits (by polling the file system, bounded by the safety net) for a gate's
     /// `.entered` marker — the fake's announcement that elaboration reached the gate.
     pub fn await_gate(&self, name: &str) {
@@ -129,6 +138,8 @@ pub struct Client {
     stderr_reader: Option<std::thread::JoinHandle<()>>,
     /// Answer server→client requests automatically.
     pub auto_answer: bool,
+    /// The Lean contract violations were taken by the test: the drop does not check them.
+    contract_taken: bool,
 }
 
 #[derive(Default)]
@@ -208,6 +219,7 @@ impl Client {
             stderr,
             stderr_reader: Some(stderr_reader),
             auto_answer: true,
+            contract_taken: false,
         }
     }
 
@@ -441,14 +453,37 @@ impl Client {
         }
         let _ = self.child.wait();
     }
+
+    /// The Lean contract violations so far, which the test then judges itself (the drop does
+    /// not).
+    pub fn take_contract_violations(&mut self) -> Vec<Value> {
+        self.contract_taken = true;
+        self.project.contract_violations()
+    }
 }
 
+/// Ends the server; then, unless the test took them or is failing already, fails the test on
+/// any message it sent that Lean never sends.
 impl Drop for Client {
     fn drop(&mut self) {
+        // SAFETY: plain signal delivery to a process group we created.
         unsafe {
             libc::killpg(self.child.id() as i32, libc::SIGKILL);
         }
         let _ = self.child.wait();
+        if self.contract_taken || std::thread::panicking() {
+            return;
+        }
+        let broken = self.project.contract_violations();
+        assert!(
+            broken.is_empty(),
+            "the fake sent what Lean never sends (Lean contract, README):\n{}",
+            broken
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join("\n")
+        );
     }
 }
 
