@@ -17,6 +17,7 @@ pub mod elab;
 pub mod event;
 pub mod faults;
 pub mod goals;
+pub mod include;
 pub mod lake_build;
 pub mod lake_cache;
 pub mod lake_env;
