@@ -389,5 +389,21 @@ mod tests {
         }
         let module = refused(|r| r["imports"][0]["module"] = json!(1));
         assert_eq!(path_of(&module), "/receipt/imports/0/module");
+        let include = refused(|r| r["includes"] = json!([{"path": "d.txt", "sha256": "ab"}]));
+        assert_eq!(path_of(&include), "/receipt/includes/0/sha256");
+        let unnamed = refused(|r| r["includes"] = json!([{"sha256": null}]));
+        assert_eq!(path_of(&unnamed), "/receipt/includes/0/path");
+    }
+
+    #[test]
+    fn included_files_are_read_and_those_outside_the_workspace_never_hold() {
+        let mut receipt = receipt();
+        receipt["includes"] = json!([{"path": "d/x.txt", "sha256": "d".repeat(64)},
+                                     {"path": "../y.txt", "sha256": null}]);
+        let claimed = read(&receipt).unwrap();
+        assert_eq!(claimed.includes[0].sha256, Some("d".repeat(64).as_str()));
+        assert_eq!(claimed.includes[1].sha256, None);
+        assert!(relative(claimed.includes[0].path));
+        assert!(!relative(claimed.includes[1].path) && !relative("/etc/y.txt"));
     }
 }
