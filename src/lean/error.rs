@@ -286,15 +286,23 @@ impl HostError {
     /// `syncBarrierIncomplete` (`staleImports`): the document's imports are out of date, so its
     /// diagnostics are not final.
     pub fn stale_imports(path: &str, version: i64, notices: Vec<Value>) -> Self {
-        HostError::new(
-            code::SYNC_BARRIER_INCOMPLETE,
-            format!(
-                "{path}: Lean reports that its imports are out of date, so its diagnostics are \
-                 not final. Call lean_refresh on {path} to reopen it and rebuild its imports (or \
-                 run `lake build` in the workspace first)"
-            ),
-        )
-        .with_data(json!({
+        let why = "Lean reports that its imports are out of date";
+        HostError::stale(path, why, version, notices, &[])
+    }
+
+    /// `syncBarrierIncomplete` (`staleImports`), found on disk rather than said by Lean: files
+    /// the document was checked against (its import closure, files it reads) changed since Lean
+    /// set it up, so its diagnostics are not final; `changed` names them.
+    pub fn inputs_changed(path: &str, version: i64, changed: &[String]) -> Self {
+        let why = format!(
+            "files it was checked against changed since Lean set it up ({})",
+            changed.join(", ")
+        );
+        HostError::stale(path, &why, version, Vec::new(), changed)
+    }
+
+    fn stale(path: &str, why: &str, version: i64, notices: Vec<Value>, changed: &[String]) -> Self {
+        let mut data = json!({
             "reason": "staleImports",
             "targetPath": path,
             "version": version,
@@ -304,7 +312,18 @@ impl HostError {
                 format!("lean_refresh {path}"),
                 format!("lake build, then lean_refresh {path}"),
             ],
-        }))
+        });
+        if !changed.is_empty() {
+            data["changedFiles"] = json!(changed);
+        }
+        HostError::new(
+            code::SYNC_BARRIER_INCOMPLETE,
+            format!(
+                "{path}: {why}, so its diagnostics are not final. Call lean_refresh on {path} to \
+                 reopen it and rebuild its imports (or run `lake build` in the workspace first)"
+            ),
+        )
+        .with_data(data)
     }
 
     /// `importBuildFailed`: Lake could not build the imports of `path` (see

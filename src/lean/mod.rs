@@ -15,13 +15,14 @@
 //! | what Lean has open: pins, twin leases (several twins per file, the idle one sharing the longest prefix), the document and twin bounds, waiting for a place, the generation verdicts are kept under; the only sender of `didOpen`/`didChange`/`didSave`/`didClose` | `session/set.rs` |
 //! | versions (the caller's and Lean's), one allocator per workspace; applying Lean's reports; a header failure told by its shape (Lake's: an error from 0:0 whose extent covers the file; Lean's own: an error in the header of a fatal version), never a crash | `session/mirror.rs` |
 //! | a diagnostic read into types, its extent (`fullRange`, else the cut `range`); what each is (setup lines, stale imports, silent); counts; readiness | `session/diagnostics.rs` |
-//! | the diagnostics barrier: one complete version, strict for twins; stale imports | `session/barrier.rs` |
+//! | the diagnostics barrier: one complete version, strict for twins; stale imports, said by Lean or found on disk | `session/barrier.rs` |
 //! | one request about a document; reviving a crashed worker; the crash grace | `session/ask.rs` |
 //! | reading a source from disk: in place when small, on the blocking pool when large | `session/source.rs` |
 //! | progress, the liveness notice and live logs while a call waits on a document | `session/report.rs` |
 //! | goals in the goal shape | `session/goals.rs` |
 //! | receipts: what a result is about (the text's hash, the configuration, the imports) and what Lean said of it; the state rules | `session/receipt.rs` |
-//! | the files a result depends on, hashed: the Lake configuration a runtime loaded, a document's direct imports as Lean set it up | `session/fingerprint.rs` |
+//! | the files a result depends on, hashed through one cache: the Lake configuration a runtime loaded, what a document was checked against as Lean set it up | `session/fingerprint.rs` |
+//! | which files a document is checked against: the workspace's source directories, the import closure among the workspace's files, the files its text reads (`include_str`), kept over a change that keeps the header | `session/closure.rs` |
 //! | checking a receipt against the files, without Lean | `tools/receipts.rs` |
 //! | a twin's link to its real file (so Lake sets the twin up as the real module): only inside `.lake`, created new, never made or removed through another link | `session/twin_file.rs` |
 //! | starting `lake serve`, the handshake, bounded typed requests with the stderr tail, retirement, shutdown | `server/mod.rs` |
@@ -53,7 +54,7 @@
 //! | what a waiting call reports, and to whom | `progress.rs` |
 //! | positions, offsets and URIs: the one form the host names a file by (Lean's `pathToUri`), every form Lean may have built, reading any form back | `text.rs` |
 //! | bounded tails of output | `tail.rs` |
-//! | reading Lean text: comments and strings, `sorry`s and holes, command starts, tactic boundaries, a declaration's statement and body, the header's imports and where it stands | `syntax/` |
+//! | reading Lean text: comments and strings, `sorry`s and holes, command starts, tactic boundaries, a declaration's statement and body, the header's imports and where it stands, `include_str` paths | `syntax/` |
 //! | `lean_try_edit`'s arguments, `base_sha256` before and after, the candidates resolved | `tools/try_edit.rs` |
 //! | a lock: fingerprints (header, `pp.all` type), canonical JSON, MAC; what is asked in the twin; forbidden tokens and options; each certification reason; the comparator bundle | `certify/` |
 //! | `lean_lock` and `lean_certify`: arguments, the snapshot they judge, the result | `tools/lock.rs`, `tools/certify.rs` |

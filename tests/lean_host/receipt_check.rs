@@ -241,3 +241,61 @@ fn every_single_byte_edit_of_the_file_or_an_import_is_flagged() {
     );
     lean.finish_without_violations();
 }
+
+/// Issue 25: a receipt names the whole import closure of the workspace's own modules and the
+/// files the text reads with `include_str`, so a change of any of them is named.
+#[test]
+fn a_receipt_names_its_import_closure_and_the_files_it_reads() {
+    if fake_only("a_receipt_names_its_import_closure_and_the_files_it_reads") {
+        return;
+    }
+    let project = Project::fixture();
+    let (top, middle, bottom) = (
+        "Fixture/Deep/A.lean",
+        "Fixture/Deep/B.lean",
+        "Fixture/Deep/C.lean",
+    );
+    let data = "Fixture/Deep/data.txt";
+    project.write(bottom, "def Deep.c : Nat := 1\n");
+    project.write(
+        middle,
+        "import Fixture.Deep.C\n\ndef Deep.b : Nat := Deep.c\n",
+    );
+    project.write(
+        top,
+        "import Fixture.Deep.B\n\ndef Deep.s : String := include_str \"data.txt\"\n",
+    );
+    project.write(data, "some data\n");
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let synced = lean.ok("lean_sync", args(&project, top, json!({})));
+    let receipt = synced["receipt"].clone();
+    assert_eq!(receipt["state"], "complete", "{synced}");
+    let hash = |path: &str| crate::harness::sha256_hex(project.read(path).as_bytes());
+    assert_eq!(
+        receipt["includes"],
+        json!([{"path": data, "sha256": hash(data)}]),
+        "{receipt}"
+    );
+    let check = |lean: &mut Lean| {
+        lean.ok(
+            "lean_check_receipt",
+            args(&project, top, json!({ "receipt": receipt })),
+        )
+    };
+    assert_eq!(check(&mut lean)["holds"], true);
+    let edits = [
+        (bottom, "import:Fixture.Deep.C".to_owned()),
+        (middle, "import:Fixture.Deep.B".to_owned()),
+        (data, format!("include:{data}")),
+    ];
+    for (file, named) in edits {
+        let kept = project.read(file);
+        project.write(file, &format!("{kept}\n"));
+        let changed = check(&mut lean);
+        assert_eq!(changed["holds"], false, "{file}: {changed}");
+        assert_eq!(changed["changed"], json!([named]), "{file}: {changed}");
+        project.write(file, &kept);
+        assert_eq!(check(&mut lean)["holds"], true, "{file} restored");
+    }
+    lean.finish_without_violations();
+}

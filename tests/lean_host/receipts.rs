@@ -324,15 +324,27 @@ fn typed_errors_about_a_document_carry_its_receipt_in_their_state() {
     );
     assert_eq!(twin["data"]["reason"], "twinSetupFailed", "{twin}");
     error_receipt(&twin, files[2].1, "setup_failed");
-    // An import changed on disk under its importer, Lean not told: the sync answers, and only
-    // the receipt says the import is not the one Lean checked against.
+    // An import changed on disk under its importer, Lean not told: the sync says the imports
+    // are stale as it does on Lean's notice, naming the import that is not the one Lean checked
+    // against (issue 25: a receipt's state is never the sync's only word on it).
     let uses = "Fixture/Uses.lean";
     lean.ok("lean_sync", args(&project, uses, json!({})));
     let basic = project.read(BASIC) + "\n-- changed\n";
     project.write(BASIC, &basic);
-    let unaware = lean.ok("lean_sync", args(&project, uses, json!({})));
-    assert_eq!(unaware["receipt"]["state"], "stale_imports", "{unaware}");
-    assert_eq!(unaware["receipt"]["paths"], json!([BASIC]), "{unaware}");
+    let unaware = lean.fails(
+        "lean_sync",
+        args(&project, uses, json!({})),
+        "syncBarrierIncomplete",
+    );
+    error_receipt(&unaware, &project.read(uses), "stale_imports");
+    assert_eq!(
+        unaware["data"]["receipt"]["paths"],
+        json!([BASIC]),
+        "{unaware}"
+    );
+    let updated = lean.ok("lean_update", args(&project, uses, json!({})));
+    assert_eq!(updated["receipt"]["state"], "stale_imports", "{updated}");
+    assert_eq!(updated["receipt"]["paths"], json!([BASIC]), "{updated}");
     // Once Lean is told (the import synced, so saved), its notice makes the sync an error.
     lean.ok("lean_sync", args(&project, BASIC, json!({})));
     let basic = project.read(BASIC) + "\n-- changed again\n";

@@ -294,14 +294,16 @@ fn a_library_source_directory_gives_the_module_its_name() {
 #[test]
 fn a_failed_build_is_an_error_with_the_build_log() {
     let project = Project::fixture();
-    let mut lean = Lean::start(&[&project], &[], &[]);
-    lean.ok("lean_sync", args(&project, "Fixture/Uses.lean", json!({})));
-    // Lean checked Uses against Basic as it was; Lake builds Basic as it is now.
+    // Lean checks Uses against Basic as its build says it is (this Lake does not build imports
+    // on open); Lake builds Basic from its source, which does not compile. (A Basic changed
+    // after Lean set Uses up would make Uses' imports stale instead: `imports.rs`.)
     project.write(
         "Fixture/Basic.lean",
         &(project.read("Fixture/Basic.lean")
             + "\n-- fake: error \"type mismatch\"\ndef broken : Nat := \"no\"\n"),
     );
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    lean.ok("lean_sync", args(&project, "Fixture/Uses.lean", json!({})));
     let error = lean.fails(
         "lean_save",
         args(&project, "Fixture/Uses.lean", json!({})),

@@ -16,8 +16,12 @@
 //!    dependencies.` header error, `diagnostics`) is final but checked nothing:
 //!    `importBuildFailed`, naming the modules and Lake's errors, for every call that waits here.
 //!    A version whose imports are out of date is not final: `syncBarrierIncomplete`, with the
-//!    stale notices and a recovery plan. A version whose worker crashed is not final either:
-//!    the typed crash (`HostError::worker_crashed`), never an ordinary-looking result.
+//!    stale notices and a recovery plan; so is one whose import closure or read files changed on
+//!    disk since Lean set the document up (`LakeConfig::changed_imports`), whether Lean says so
+//!    or not (the 2022 watchdog never does; none is told of a file nobody saved): the same
+//!    error, naming the files (`HostError::inputs_changed`). A version whose worker crashed is
+//!    not final either: the typed crash (`HostError::worker_crashed`), never an
+//!    ordinary-looking result.
 //! 4. An empty answer (`null`, `[]`) about a document is only an answer once Lean is known to
 //!    have processed its header: Lean answers `null` about a file whose header failed (it
 //!    checked nothing), possibly before it publishes the header error. [`header_processed`]
@@ -81,6 +85,14 @@ pub async fn barrier(
             }
             if !current.stale.is_empty() {
                 return Err(stale_imports(caller.path, &current));
+            }
+            let changed = set.lake_config().changed_imports(&current.imports);
+            if !changed.is_empty() {
+                return Err(HostError::inputs_changed(
+                    caller.path,
+                    current.version,
+                    &changed,
+                ));
             }
             return Ok(current);
         }

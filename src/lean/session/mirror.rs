@@ -156,7 +156,7 @@ pub struct Document {
     /// The text's SHA-256, computed once when first asked and shared by every copy of this
     /// document and its revivals ([`Document::text_sha256`]).
     sha256: Arc<OnceLock<Arc<str>>>,
-    /// The direct imports as Lean set the document up (see `set`); none for a twin.
+    /// What Lean set the document up against (see `set`, `closure`); none for a twin.
     pub imports: Arc<Imports>,
     /// Lean answered the barrier for this LSP version ([`Mirror::barrier_answered`]).
     pub barrier: bool,

@@ -4,10 +4,11 @@
 //! diagnostics barrier (`barrier`), one request (`ask`), the goals at a position (`goals`),
 //! reported on as it goes (`report`); an on-disk twin's file (`twin_file`); reading a source
 //! from disk (`source`); what a result is about, as a value a client can check later
-//! (`receipt`, over the files it depends on: `fingerprint`).
+//! (`receipt`, over the files it depends on: `fingerprint`, which are those `closure` names).
 
 pub mod ask;
 pub mod barrier;
+mod closure;
 pub mod diagnostics;
 pub mod fingerprint;
 pub mod goals;

@@ -3,12 +3,15 @@
 //!
 //! Contract:
 //! 1. A [`Receipt`] is `{version, text_sha256, state, toolchain, lake_config_sha256, imports}`,
-//!    plus `reason` when the state is `incomplete` and `paths` when it is `stale_imports`:
-//!    `version` and `text_sha256` (lowercase hex) name exactly the text Lean checked
-//!    ([`Document::text_sha256`], once per text); `toolchain` and `lake_config_sha256` what the
-//!    runtime loaded ([`LakeConfig`], once per start); `imports` the document's direct imports
-//!    that are files of the workspace or its packages, `{module, path, sha256}`, hashed when Lean
-//!    set the document up (`set`: its open, or a change of the modules it imports). Receipts are
+//!    plus `includes` when the text reads files, `reason` when the state is `incomplete` and
+//!    `paths` when it is `stale_imports`: `version` and `text_sha256` (lowercase hex) name
+//!    exactly the text Lean checked ([`Document::text_sha256`], once per text); `toolchain` and
+//!    `lake_config_sha256` what the runtime loaded ([`LakeConfig`], once per start); `imports`
+//!    the files of the document's import closure (`closure`: its direct imports that are files
+//!    of the workspace or its packages, and the workspace's modules they import, transitively),
+//!    `{module, path, sha256}`, hashed when Lean set the document up (`set`: its open, or a
+//!    change of the modules it imports); `includes` the files its text reads with
+//!    `include_str`, `{path, sha256}` (`sha256` null for a file that was absent). Receipts are
 //!    not signed.
 //! 2. What Lean said of a document ([`lean_state`]), first rule first: a worker that crashed
 //!    (`Document::crashed`) is `crashed`; a header Lean could not process (a failed Lake setup,
@@ -18,9 +21,11 @@
 //!    `incomplete` (`elaborating`).
 //! 3. [`receipt`] keeps `complete` only while the disk agrees with what Lean loaded: a Lake
 //!    configuration file changed since the runtime read it is `incomplete`
-//!    (`lake_config_changed`: Lean restarts on the next call); a direct import whose source
-//!    differs from its set-up hash, or is gone, is `stale_imports` with those paths (Lean checked
-//!    against the old import). A `stale_imports` from Lean's notice names those paths too.
+//!    (`lake_config_changed`: Lean restarts on the next call); a file of the import closure or
+//!    one the text reads whose contents differ from their recorded hash (or that is gone, or
+//!    appeared) is `stale_imports` with those paths (Lean checked against the old one); a text
+//!    that reads a file whose path is computed is `incomplete` (`unnamed_include`: no file can
+//!    be named to check). A `stale_imports` from Lean's notice names those paths too.
 //! 4. [`now`] is the receipt of a result about `document`, as the mirror has it when the result
 //!    is made: `superseded` when Lean now has another version of the file; else what Lean said
 //!    of that version (or `checked`, the state of a twin that ran the text), or of the snapshot
@@ -55,6 +60,8 @@ pub enum Reason {
     NotChecked,
     /// The Lake configuration changed since Lean loaded it.
     LakeConfigChanged,
+    /// The text reads a file (`include_str`) whose path is computed: none can be checked.
+    UnnamedInclude,
 }
 
 impl Reason {
@@ -66,6 +73,7 @@ impl Reason {
             Reason::TimedOut => "timed_out",
             Reason::NotChecked => "not_checked",
             Reason::LakeConfigChanged => "lake_config_changed",
+            Reason::UnnamedInclude => "unnamed_include",
         }
     }
 }
@@ -77,8 +85,8 @@ pub enum ReceiptState {
     Complete,
     /// Lean's word on it is not final.
     Incomplete(Reason),
-    /// Lean checked it against imports that have changed since (their paths, relative to the
-    /// root; empty when Lean's notice names none of the direct imports).
+    /// Lean checked it against files that have changed since (their paths, relative to the
+    /// root; empty when Lean's notice names none of the files the receipt names).
     StaleImports(Vec<String>),
     /// The file's worker crashed.
     Crashed,
@@ -113,12 +121,13 @@ pub const STATES: [&str; 6] = [
 ];
 
 /// Every reason's name.
-pub const REASONS: [&str; 5] = [
+pub const REASONS: [&str; 6] = [
     "elaborating",
     "cancelled",
     "timed_out",
     "not_checked",
     "lake_config_changed",
+    "unnamed_include",
 ];
 
 /// A receipt (see the contract).
@@ -134,7 +143,7 @@ pub struct Receipt {
     pub toolchain: Option<String>,
     /// The hash of the Lake configuration the runtime loaded.
     pub lake_config_sha256: String,
-    /// The direct imports, as Lean set the document up.
+    /// What the document was checked against, as Lean set it up.
     pub imports: Arc<Imports>,
 }
 
@@ -158,6 +167,12 @@ impl Receipt {
             ),
             ("imports", Value::Array(imports)),
         ]);
+        if !self.imports.includes.is_empty() {
+            let includes = self.imports.includes.iter();
+            receipt["includes"] = includes
+                .map(|i| json!({"path": i.path, "sha256": i.sha256.as_deref()}))
+                .collect();
+        }
         match &self.state {
             ReceiptState::Incomplete(reason) => receipt["reason"] = json!(reason.name()),
             ReceiptState::StaleImports(paths) => receipt["paths"] = json!(paths),
@@ -191,10 +206,12 @@ pub fn receipt(config: &LakeConfig, document: &Document, state: Option<ReceiptSt
         }
         ReceiptState::Complete => {
             let changed = config.changed_imports(&document.imports);
-            if changed.is_empty() {
-                ReceiptState::Complete
-            } else {
+            if !changed.is_empty() {
                 ReceiptState::StaleImports(changed)
+            } else if document.imports.unnamed_include {
+                ReceiptState::Incomplete(Reason::UnnamedInclude)
+            } else {
+                ReceiptState::Complete
             }
         }
         ReceiptState::StaleImports(paths) if paths.is_empty() => {
@@ -361,7 +378,8 @@ mod tests {
         let (dir, config) = config();
         std::fs::write(dir.path().join("B.lean"), "def b := 1\n").unwrap();
         let mut document = checked("import B\ndef a := b\n");
-        document.imports = Arc::new(config.imports(vec!["B".into()]));
+        let file = dir.path().join("A.lean");
+        document.imports = Arc::new(config.imports(vec!["B".into()], &document.text, &file));
         let made = receipt(&config, &document, None);
         assert_eq!(made.state, ReceiptState::Complete);
         let json = made.to_json();

@@ -45,11 +45,13 @@
 //!    call waiting for a place or still holding one gets the runtime's end as its error when it
 //!    next asks the set for anything, and nothing more is sent to Lean.
 //! 8. When Lean sets a real document up (its `didOpen`, or a change of the modules its header
-//!    imports, which restarts its worker), the set records the document's direct imports,
-//!    hashed *before* the message is queued (`fingerprint`: a change after that hash shows as a
-//!    difference, never the reverse); a change that keeps the header's modules keeps them. The
-//!    hashing happens outside the lock, from the text just read; when the document changed
-//!    meanwhile (closed by the budget), it is done again.
+//!    imports, which restarts its worker), the set records what the document is checked
+//!    against (`closure`: its import closure among the workspace's files, the files its text
+//!    reads), hashed *before* the message is queued (`fingerprint`: a change after that hash
+//!    shows as a difference, never the reverse); a change that keeps the header's modules keeps
+//!    the import closure and finds the text's reads again (`LakeConfig::kept`). The hashing
+//!    happens outside the lock, from the text just read; when the document changed meanwhile
+//!    (closed by the budget), it is done again.
 
 use std::path::Path;
 use std::pin::Pin as Pinned;
@@ -128,8 +130,12 @@ struct Inner {
 enum Setup {
     /// The text Lean has: nothing is set up.
     Same,
-    /// Another text whose header imports the same modules as Lean's: nothing is set up anew.
-    Keep(Vec<String>),
+    /// Another text whose header imports the same modules as Lean's: nothing is set up anew;
+    /// `imports` is what `known` (Lean's record) becomes with the new text's reads.
+    Keep {
+        known: Arc<Imports>,
+        imports: Arc<Imports>,
+    },
     /// Another header, or a document Lean does not have: its imports, hashed.
     New(Arc<Imports>),
 }
@@ -175,20 +181,25 @@ impl DocumentSet {
         &self.inner.config
     }
 
-    /// What Lean will set up when `uri` is given `text` (see the contract).
-    fn setup(&self, uri: &str, text: &Arc<str>) -> Setup {
+    /// What Lean will set up when `uri`, the file at `path`, is given `text` (see the
+    /// contract).
+    fn setup(&self, uri: &str, path: &Path, text: &Arc<str>) -> Setup {
         let known = {
             let state = self.inner.mirror.lock();
             match state.entries.get(uri).and_then(|e| e.document.as_ref()) {
                 Some(document) if same_text(&document.text, text) => return Setup::Same,
-                Some(document) => Some(document.imports.clone()),
+                Some(document) => Some((document.imports.clone(), document.text.clone())),
                 None => None,
             }
         };
         let modules = crate::lean::syntax::imports(text);
+        let config = &self.inner.config;
         match known {
-            Some(known) if known.modules == modules => Setup::Keep(modules),
-            _ => Setup::New(Arc::new(self.inner.config.imports(modules))),
+            Some((known, old)) if known.modules == modules => {
+                let imports = config.kept(&known, &old, text, path);
+                Setup::Keep { known, imports }
+            }
+            _ => Setup::New(Arc::new(config.imports(modules, text, path))),
         }
     }
 
@@ -732,7 +743,7 @@ impl Pin {
             .map_err(|e| HostError::invalid_params(format!("cannot read {}: {e}", path.display())))?
             .into();
         let set = &self.set;
-        let mut setup = set.setup(&self.uri, &text);
+        let mut setup = set.setup(&self.uri, path, &text);
         loop {
             let given = set.give(&self.uri, text.clone(), true, None, Some(&setup), caller);
             if let Some(synced) = given.await? {
@@ -740,7 +751,7 @@ impl Pin {
             }
             // The document changed since (closed for the budget): hash what Lean sets up now.
             let modules = crate::lean::syntax::imports(&text);
-            setup = Setup::New(Arc::new(set.inner.config.imports(modules)));
+            setup = Setup::New(Arc::new(set.inner.config.imports(modules, &text, path)));
         }
     }
 }
@@ -871,8 +882,10 @@ fn set_up(setup: Option<&Setup>, previous: Option<&Document>) -> Option<Arc<Impo
     match (setup, previous) {
         (None, _) => Some(Arc::default()),
         (Some(Setup::New(imports)), _) => Some(imports.clone()),
-        (Some(Setup::Keep(modules)), Some(previous)) if previous.imports.modules == *modules => {
-            Some(previous.imports.clone())
+        (Some(Setup::Keep { known, imports }), Some(previous))
+            if Arc::ptr_eq(&previous.imports, known) =>
+        {
+            Some(imports.clone())
         }
         _ => None,
     }

@@ -4,7 +4,8 @@
 //! (`tactics`, for `lean_goals`), a text's first tactic (the self-check), and declarations: the
 //! command around an edit, its statement and body, a declaration by name (`declarations`, for
 //! `lean_try_edit`); a text's identifiers and a statement normalized (`words`, for
-//! `lean_lock` and `lean_certify`).
+//! `lean_lock` and `lean_certify`); the files a text reads with `include_str` (`includes`, for
+//! receipts).
 //!
 //! Contract:
 //! 1. Everything here reads a text through the one lexer, so no two tools disagree about what
@@ -18,6 +19,7 @@
 mod commands;
 mod declarations;
 mod header;
+mod includes;
 mod lexer;
 mod tactics;
 mod words;
@@ -26,6 +28,7 @@ use crate::lean::text::Position;
 pub use commands::{command_lines, command_starts};
 pub use declarations::{Command, NotFound, command_around, declaration_named, statement};
 pub use header::{imports, span as header_span};
+pub use includes::includes;
 use lexer::Lexed;
 pub use tactics::tactic_column;
 pub use words::{code_words, normalized, quoted_commands};

@@ -11,10 +11,13 @@
 //!    (absolute, or with `..`) is `invalidParams` naming the field (`data.path`, a JSON Pointer
 //!    under `/receipt`).
 //! 3. Then it hashes the file again (the `path` argument; a file that is gone differs), each of
-//!    the receipt's imports (`<root>/<path>`; gone differs), the Lake configuration
-//!    (`fingerprint::config_sha256` over the files a runtime stamps), and reads `lean-toolchain`.
-//!    `changed` names each difference in that order: `text`, `import:<module>`, `lake_config`,
-//!    `toolchain` (a toolchain change is also one of the configuration).
+//!    the receipt's imports (`<root>/<path>`; gone differs), each file it says the text reads
+//!    (`includes`: `<root>/<path>`; a hash of null holds while the file is absent; a path outside
+//!    the workspace, absolute or through `..`, is never read and differs), the Lake
+//!    configuration (`fingerprint::config_sha256` over the files a runtime stamps), and reads
+//!    `lean-toolchain`. `changed` names each difference in that order: `text`,
+//!    `import:<module>`, `include:<path>`, `lake_config`, `toolchain` (a toolchain change is also
+//!    one of the configuration).
 //! 4. The answer is `{holds, changed, state}`: `holds` is true iff nothing changed (the receipt
 //!    still describes the files); `state` is the receipt's, echoed, so `holds && state ==
 //!    "complete"` is "still verified". Receipts are not signed: a receipt a client made up is
@@ -38,13 +41,14 @@ pub const CHECK: &str = "lean_check_receipt";
 /// What every receipt state means: said once, here, and referred to by every tool whose result
 /// carries a receipt (`schema::RECEIPT_HINT`), `--help` and CONTRIBUTING.md.
 pub const STATES_EXPLAINED: &str = "A receipt {version, text_sha256, state, toolchain, \
-    lake_config_sha256, imports} names exactly the text Lean checked (SHA-256, lowercase hex), \
-    the toolchain and Lake configuration Lean loaded, and the file's direct imports as Lean set \
-    it up. state: complete = Lean finished this very version (its diagnostics barrier answered \
-    and its progress done) with no crash, set-up failure or stale import, and the configuration \
-    and imports on disk are still those named; incomplete = not final, see reason (elaborating, \
-    cancelled, timed_out, not_checked: the call did not wait, lake_config_changed: Lean restarts \
-    on the next call); stale_imports = checked against imports that changed since, see paths \
+    lake_config_sha256, imports, includes?} names exactly the text Lean checked (SHA-256, \
+    lowercase hex), the toolchain and Lake configuration Lean loaded, the workspace files of its \
+    import closure and the files it reads by include_str, as Lean set it up. state: complete = \
+    Lean finished this very version (its diagnostics barrier answered and its progress done) \
+    with no crash, set-up failure or stale import, and the files named are unchanged on disk; \
+    incomplete = not final, see reason (elaborating, cancelled, timed_out, not_checked: the call \
+    did not wait, lake_config_changed: Lean restarts on the next call, unnamed_include: it reads \
+    a file by a computed path); stale_imports = checked against files that changed since, see paths \
     (lean_refresh rebuilds them); crashed = the file's Lean worker crashed; setup_failed = Lean \
     could not set the file up (its header, imports or Lake set-up); superseded = the document \
     moved on from the call's version (the receipt names the text the call read). Receipts are \
@@ -83,6 +87,18 @@ fn receipt_schema() -> Value {
                     "additionalProperties": false
                 }
             },
+            "includes": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "path": {"type": "string", "minLength": 1},
+                        "sha256": {"type": ["string", "null"], "minLength": 64, "maxLength": 64},
+                    },
+                    "required": ["path", "sha256"],
+                    "additionalProperties": false
+                }
+            },
             "reason": {"type": "string", "enum": REASONS},
             "paths": {"type": "array", "items": {"type": "string"}},
         },
@@ -118,6 +134,12 @@ struct Import<'a> {
     sha256: &'a str,
 }
 
+/// One file a receipt says the text reads.
+struct Included<'a> {
+    path: &'a str,
+    sha256: Option<&'a str>,
+}
+
 /// What a receipt claims, read (see the contract).
 struct Claimed<'a> {
     text_sha256: &'a str,
@@ -125,6 +147,7 @@ struct Claimed<'a> {
     toolchain: Option<&'a str>,
     lake_config_sha256: &'a str,
     imports: Vec<Import<'a>>,
+    includes: Vec<Included<'a>>,
 }
 
 /// Runs `lean_check_receipt` (see the contract).
@@ -139,6 +162,16 @@ pub fn call(call: &LeanCall<'_>) -> Result<Value, HostError> {
     for import in &claimed.imports {
         if !same(&root.join(import.path), import.sha256) {
             changed.push(format!("import:{}", import.module));
+        }
+    }
+    for include in &claimed.includes {
+        let holds = relative(include.path)
+            && match include.sha256 {
+                Some(sha256) => same(&root.join(include.path), sha256),
+                None => !root.join(include.path).exists(),
+            };
+        if !holds {
+            changed.push(format!("include:{}", include.path));
         }
     }
     if config_sha256(root, &CONFIG_FILES) != claimed.lake_config_sha256 {
@@ -249,15 +282,44 @@ fn read(receipt: &Value) -> Result<Claimed<'_>, HostError> {
         toolchain,
         lake_config_sha256: hash(receipt, "/lake_config_sha256")?,
         imports,
+        includes: included(receipt)?,
     })
+}
+
+/// The files a receipt says the text reads (none when it names none).
+fn included(receipt: &Value) -> Result<Vec<Included<'_>>, HostError> {
+    let Some(listed) = receipt.get("includes") else {
+        return Ok(Vec::new());
+    };
+    let listed = listed
+        .as_array()
+        .ok_or_else(|| wrong("/includes", "an array"))?;
+    let mut includes = Vec::with_capacity(listed.len());
+    for n in 0..listed.len() {
+        let at = format!("/includes/{n}");
+        let sha256 = match receipt.pointer(&format!("{at}/sha256")) {
+            Some(Value::Null) => None,
+            _ => Some(hash(receipt, &format!("{at}/sha256"))?),
+        };
+        includes.push(Included {
+            path: text(receipt, &format!("{at}/path"))?,
+            sha256,
+        });
+    }
+    Ok(includes)
 }
 
 /// Whether an import path stays inside the workspace: relative, plain parts only, a `.lean`
 /// file.
 fn inside(path: &str) -> bool {
-    let path = Path::new(path);
-    path.extension().is_some_and(|e| e == "lean")
-        && path.components().all(|c| matches!(c, Component::Normal(_)))
+    Path::new(path).extension().is_some_and(|e| e == "lean") && relative(path)
+}
+
+/// Whether a path is relative to the workspace root and stays inside it: plain parts only.
+fn relative(path: &str) -> bool {
+    Path::new(path)
+        .components()
+        .all(|c| matches!(c, Component::Normal(_)))
 }
 
 #[cfg(test)]
@@ -327,5 +389,21 @@ mod tests {
         }
         let module = refused(|r| r["imports"][0]["module"] = json!(1));
         assert_eq!(path_of(&module), "/receipt/imports/0/module");
+        let include = refused(|r| r["includes"] = json!([{"path": "d.txt", "sha256": "ab"}]));
+        assert_eq!(path_of(&include), "/receipt/includes/0/sha256");
+        let unnamed = refused(|r| r["includes"] = json!([{"sha256": null}]));
+        assert_eq!(path_of(&unnamed), "/receipt/includes/0/path");
+    }
+
+    #[test]
+    fn included_files_are_read_and_those_outside_the_workspace_never_hold() {
+        let mut receipt = receipt();
+        receipt["includes"] = json!([{"path": "d/x.txt", "sha256": "d".repeat(64)},
+                                     {"path": "../y.txt", "sha256": null}]);
+        let claimed = read(&receipt).unwrap();
+        assert_eq!(claimed.includes[0].sha256, Some("d".repeat(64).as_str()));
+        assert_eq!(claimed.includes[1].sha256, None);
+        assert!(relative(claimed.includes[0].path));
+        assert!(!relative(claimed.includes[1].path) && !relative("/etc/y.txt"));
     }
 }

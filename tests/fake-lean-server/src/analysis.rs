@@ -37,6 +37,8 @@ pub struct Step {
     pub crash: Option<Crash>,
     /// Diagnostics this command reports (silent ones carry `"isSilent": true`).
     pub messages: Vec<Value>,
+    /// The files it reads (`include_str`), read each time it is elaborated (`include`).
+    pub includes: Vec<crate::include::Include>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -358,6 +360,9 @@ fn steps(a: &Analysis) -> Vec<Step> {
     for (step, mut msgs) in steps.iter_mut().zip(per_cmd) {
         msgs.sort_by_key(|m| m.0);
         step.messages = msgs.into_iter().map(|m| m.1).collect();
+    }
+    for (step, c) in steps.iter_mut().zip(&a.outline.commands) {
+        step.includes = crate::include::find(a, c.start, c.span_end.min(a.code().len()));
     }
     steps
 }

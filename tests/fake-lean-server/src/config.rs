@@ -101,6 +101,18 @@ pub enum CloseClear {
     None,
 }
 
+/// Whom the watchdog tells that a saved or changed `.lean` file made their imports stale
+/// (Lean's `Server/Watchdog.lean` in each era; README "Protocol behaviour").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StaleNotice {
+    /// Mid and newer watchdogs: `handleDidSave` and `handleDidChangeWatchedFiles` notify every
+    /// open document whose import closure, as its worker reported it, holds the file's URI.
+    Closure,
+    /// The 2022 watchdog: no `didSave` handler (`Got unsupported notification`), and of watched
+    /// changes only `.ilean` files are read: nobody is ever told.
+    None,
+}
+
 #[derive(Clone, Debug)]
 pub struct Config {
     pub trace: Option<PathBuf>,
@@ -117,6 +129,7 @@ pub struct Config {
     pub uri: UriForm,
     pub setup_lines: Vec<String>,
     pub stale_mtime: bool,
+    pub stale_notice: StaleNotice,
     /// Whether Lake gives a file outside every library the root package's options (new and mid
     /// Lake, the default) or none (old Lake: `FAKE_LAKE_EXTERNAL_OPTIONS=none`).
     pub external_options: bool,
@@ -214,6 +227,10 @@ impl Config {
                 .map(|v| v.lines().map(str::to_owned).collect())
                 .unwrap_or_default(),
             stale_mtime: var("FAKE_LEAN_STALE").as_deref() == Some("mtime"),
+            stale_notice: match var("FAKE_LEAN_STALE_NOTICE").as_deref() {
+                Some("none") => StaleNotice::None,
+                _ => StaleNotice::Closure,
+            },
             setup_build: crate::lake_build::SetupBuild::from_env(),
             setup_imports: match var("FAKE_LAKE_SETUP_IMPORTS").as_deref() {
                 Some("disk") => crate::header::SetupImports::Disk,

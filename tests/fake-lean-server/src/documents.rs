@@ -7,7 +7,7 @@
 //! imports stale. What is then reported is in `reports.rs`.
 
 use crate::analysis::Analysis;
-use crate::config::{CloseClear, TwinMode};
+use crate::config::{CloseClear, StaleNotice, TwinMode};
 use crate::elab::{self, Job};
 use crate::header::HeaderError;
 use crate::project::Project;
@@ -388,11 +388,33 @@ impl Server {
         );
     }
 
+    /// `didSave`: handled from the mid-era watchdog on (`handleDidSave`); the 2022 watchdog has
+    /// no handler and logs the notification as unsupported.
+    pub fn did_save(&mut self, p: &Value) {
+        let Some(uri) = p["textDocument"]["uri"].as_str() else {
+            return;
+        };
+        if self.cfg.stale_notice == StaleNotice::None {
+            eprintln!("Got unsupported notification: textDocument/didSave");
+            self.mark_dirty(uri);
+            return;
+        }
+        self.source_changed(uri);
+    }
+
+    /// Lake sees a module's source changed whatever the URI's form, and whatever the watchdog
+    /// made of it (it goes by the file).
+    fn mark_dirty(&mut self, uri: &str) {
+        if let Some(module) = self.project.module_of_uri(uri) {
+            self.dirty.insert(module);
+        }
+    }
+
     /// `didSave` of a file, or a watched `.lean` change: every open document whose import
     /// closure holds that exact URI string, as Lean built it (the watchdog's `importedBy`, keyed
-    /// by the worker's `$/lean/importClosure`; LLS Part 3 "URIs"), gets the sticky "should be
-    /// rebuilt" diagnostic (§1.4, Gap 5); a URI in another form reaches no importer. Lake sees
-    /// the module's source changed whatever the URI's form (it goes by the file).
+    /// by the worker's `$/lean/importClosure`: `Environment.allImportedModuleNames`, the whole
+    /// transitive closure, through `documentUriFromModule`; LLS Part 3 "URIs"), gets the sticky
+    /// "should be rebuilt" diagnostic (§1.4, Gap 5); a URI in another form reaches no importer.
     pub fn source_changed(&mut self, uri: &str) {
         let Some(module) = self.project.module_of_uri(uri) else {
             return;
@@ -432,7 +454,11 @@ impl Server {
                 continue;
             };
             if uri.ends_with(".lean") && c["type"].as_i64() != Some(3) {
-                self.source_changed(uri);
+                // The 2022 watchdog reads only `.ilean` changes.
+                match self.cfg.stale_notice {
+                    StaleNotice::Closure => self.source_changed(uri),
+                    StaleNotice::None => self.mark_dirty(uri),
+                }
             } else if let Some(path) = Project::path_of_uri(uri)
                 && path.extension().is_some_and(|e| e == "ilean")
             {

@@ -88,6 +88,8 @@ enum Flow {
 /// Starts the thread for one document generation; jobs go in through the returned sender.
 pub fn spawn(uri: String, generation: u64, events: Sender<Event>) -> Sender<Job> {
     let (tx, rx) = std::sync::mpsc::channel::<Job>();
+    // Lean elaborates a document under the path of its URI (`ctx.fileName`).
+    let file = crate::project::Project::path_of_uri(&uri);
     std::thread::spawn(move || {
         let emit = |ev: ElabEvent| {
             let _ = events.send(Event::Elab {
@@ -105,7 +107,7 @@ pub fn spawn(uri: String, generation: u64, events: Sender<Event>) -> Sender<Job>
                     Err(_) => return,
                 },
             };
-            match elaborate(&job, &rx, &emit) {
+            match elaborate(&job, file.as_deref(), &rx, &emit) {
                 Flow::Done => {}
                 Flow::Superseded(j) => next = Some(j),
                 Flow::Stop => return,
@@ -138,7 +140,12 @@ fn wait(rx: &Receiver<Job>, d: Duration) -> Option<Flow> {
     }
 }
 
-fn elaborate(job: &Job, rx: &Receiver<Job>, emit: &dyn Fn(ElabEvent)) -> Flow {
+fn elaborate(
+    job: &Job,
+    file: Option<&std::path::Path>,
+    rx: &Receiver<Job>,
+    emit: &dyn Fn(ElabEvent),
+) -> Flow {
     let v = job.version;
     let a = &job.analysis;
     emit(ElabEvent::Progress {
@@ -283,6 +290,9 @@ fn elaborate(job: &Job, rx: &Receiver<Job>, emit: &dyn Fn(ElabEvent)) -> Flow {
                 .iter()
                 .filter_map(|m| a.reported(m, &job.options)),
         );
+        for include in &step.includes {
+            unpublished.extend(crate::include::read(a, file, include));
+        }
         emit(ElabEvent::Reached {
             version: v,
             line: step.last_line + 1,

@@ -19,6 +19,7 @@ pub mod event;
 pub mod faults;
 pub mod goals;
 pub mod header;
+pub mod include;
 pub mod lake_build;
 pub mod lake_cache;
 pub mod lake_env;

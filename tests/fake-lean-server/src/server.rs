@@ -383,11 +383,7 @@ impl Server {
             "textDocument/didOpen" => self.did_open(params),
             "textDocument/didChange" => self.did_change(params),
             "textDocument/didClose" => self.did_close(params),
-            "textDocument/didSave" => {
-                if let Some(uri) = params["textDocument"]["uri"].as_str() {
-                    self.source_changed(uri);
-                }
-            }
+            "textDocument/didSave" => self.did_save(params),
             "workspace/didChangeWatchedFiles" => self.watched_files(params),
             "$/cancelRequest" => self.cancel(&params["id"]),
             "initialized" => {}

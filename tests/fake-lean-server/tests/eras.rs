@@ -1,7 +1,8 @@
 //! Behaviours that differ by Lean or Lake era, each selectable: capabilities per era
 //! (`FAKE_LEAN_CAPABILITIES`, LLS Part 3 "Capabilities vary") and new Lake's report of imports
 //! that do not build (`FAKE_LAKE_SETUP_BUILD`, LLS Part 3 "Failed to build module
-//! dependencies.").
+//! dependencies."), whom a save tells of stale imports (`FAKE_LEAN_STALE_NOTICE`); and what a
+//! file read by `include_str` holds.
 
 mod support;
 
@@ -181,5 +182,101 @@ fn setup_file_exits_1_as_each_era_reports_it() {
     assert_eq!(
         String::from_utf8_lossy(&intermediate.stderr),
         format!("{LOG}\nFailed to build module dependencies.\n")
+    );
+}
+
+/// A importing B importing C; the publishes A gets after C is saved, once A's next barrier
+/// answered (the notice, when one comes, precedes it on the one ordered stream).
+fn saved_bottom(opts: Opts) -> (Client, Vec<Value>) {
+    let project = Project::new();
+    project.write("Fixture/Deep/C.lean", "def Deep.c : Nat := 1\n");
+    project.write(
+        "Fixture/Deep/B.lean",
+        "import Fixture.Deep.C\n\ndef Deep.b : Nat := Deep.c\n",
+    );
+    project.write(
+        "Fixture/Deep/A.lean",
+        "import Fixture.Deep.B\n\ndef Deep.a : Nat := Deep.b\n",
+    );
+    let mut c = Client::start(project, opts);
+    c.handshake(json!({}));
+    let top = c.open("Fixture/Deep/A.lean");
+    c.sync(&top, 1);
+    let bottom = c.open("Fixture/Deep/C.lean");
+    c.sync(&bottom, 1);
+    c.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": bottom}}),
+    );
+    let msgs = c.sync(&top, 1);
+    let publishes = msgs
+        .into_iter()
+        .filter(|m| m["method"] == "textDocument/publishDiagnostics" && m["params"]["uri"] == top)
+        .collect();
+    (c, publishes)
+}
+
+#[test]
+fn a_saved_transitive_import_reaches_its_importer_from_the_mid_era_watchdog_on() {
+    let (_c, publishes) = saved_bottom(Opts::default());
+    let notice = publishes
+        .iter()
+        .flat_map(|p| {
+            p["params"]["diagnostics"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .find(|d| {
+            d["message"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("Imports are out of date and should be rebuilt"))
+        });
+    assert!(notice.is_some(), "{publishes:?}");
+}
+
+#[test]
+fn the_2022_watchdog_tells_nobody_of_a_save() {
+    let (c, publishes) = saved_bottom(Opts::default().env("FAKE_LEAN_STALE_NOTICE", "none"));
+    assert!(publishes.is_empty(), "{publishes:?}");
+    c.await_stderr("Got unsupported notification: textDocument/didSave");
+}
+
+#[test]
+fn what_an_included_file_holds_is_what_lean_reports() {
+    let project = Project::new();
+    project.write("Fixture/Data/g.txt", "hello\n");
+    project.write(
+        "Fixture/Reads.lean",
+        "def g : String := include_str \"Data/g.txt\"\ndef h : String := include_str \"none.txt\"\n",
+    );
+    let mut c = Client::start(project, Opts::default());
+    c.handshake(json!({}));
+    let uri = c.open("Fixture/Reads.lean");
+    let first = header_errors(&c.sync(&uri, 1));
+    assert_eq!(first.len(), 1, "{first:?}");
+    assert_eq!(
+        first[0]["range"]["start"],
+        json!({"line": 1, "character": 18})
+    );
+    assert!(
+        first[0]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("no such file or directory (error code: 2)\n  file: ")
+    );
+    c.project
+        .write("Fixture/Data/g.txt", "-- fake: error \"a bad greeting\"\n");
+    let text = c.project.read("Fixture/Reads.lean");
+    c.change_full(&uri, 2, &text);
+    let second = header_errors(&c.sync(&uri, 2));
+    let said: Vec<&str> = second
+        .iter()
+        .filter_map(|d| d["message"].as_str())
+        .collect();
+    assert_eq!(said[0], "a bad greeting", "{second:?}");
+    assert_eq!(
+        second[0]["range"]["start"],
+        json!({"line": 0, "character": 18})
     );
 }
