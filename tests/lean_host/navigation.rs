@@ -367,3 +367,30 @@ fn a_twin_waits_until_lean_holds_its_real_files_entry() {
     assert!(answered < twin_opened, "{trace:?}");
     lean.finish_without_violations();
 }
+
+#[test]
+fn a_twin_of_a_file_lean_cannot_report_is_closed_after_its_run() {
+    let project = Project::fixture();
+    let path = "Fixture/Crashing.lean";
+    project.write(
+        path,
+        "def a : Nat := 1\n\ndef b : Nat := 2 -- fake: crash\n",
+    );
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    // The file's worker crashes on every elaboration, so Lean never reports it; the probe's
+    // twin, the file up to line 1, does not reach the crash.
+    let arguments = json!({"version": 1, "line": 1, "character": 0,
+                           "text": "theorem probe_only : True := trivial"});
+    let ran = lean.ok("lean_run_at", args(&project, path, arguments));
+    assert_eq!(ran["success"], true, "{ran}");
+    let closed = lean.trace().into_iter().any(|t| {
+        t["method"] == "textDocument/didClose"
+            && t["uri"].as_str().is_some_and(crate::harness::is_twin_uri)
+    });
+    assert!(closed, "the twin was closed after its run");
+    assert_eq!(
+        workspace_symbols(&mut lean, &project, "probe_only"),
+        Vec::<Value>::new()
+    );
+    lean.finish_without_violations();
+}

@@ -107,12 +107,13 @@ pub(super) fn twin_closed(
 }
 
 /// Waits until Lean holds the entry of `real`, whose twin a run is about to give a text (see
-/// the contract).
+/// the contract); `false` when Lean will hold none (its worker crashed for good), and the run
+/// goes on without.
 pub async fn before_twin(
     set: &DocumentSet,
     real: &Arc<str>,
     caller: &Caller<'_>,
-) -> Result<(), HostError> {
+) -> Result<bool, HostError> {
     loop {
         let waiting = {
             let state = set.mirror().lock();
@@ -122,10 +123,10 @@ pub async fn before_twin(
             }
         };
         let Some(document) = waiting else {
-            return Ok(());
+            return Ok(true);
         };
         if !answered(set, &document, caller).await? {
-            return Ok(());
+            return Ok(false);
         }
     }
 }
@@ -157,18 +158,38 @@ pub async fn settle(set: &DocumentSet, caller: &Caller<'_>) -> Result<(), HostEr
     }
 }
 
-/// Asks Lean for `document`'s barrier and records the answer (`Mirror::barrier_answered`);
-/// `false` when its worker crashed and is not revived again, so no report will come.
+/// Asks Lean for `document`'s barrier and records the answer (`Mirror::barrier_answered`), or
+/// revives its crashed worker first; `false` when it is closed, or its worker crashed and is
+/// not revived again, so no report will come.
 async fn answered(
     set: &DocumentSet,
     document: &Document,
     caller: &Caller<'_>,
 ) -> Result<bool, HostError> {
     let mut events = set.mirror().subscribe();
+    let Some(current) = set.mirror().get(&document.uri) else {
+        return Ok(false);
+    };
+    if current.crashed() {
+        // It crashed before this wait: `ask` hears of the crashes that happen while it waits.
+        if !current.may_revive() {
+            return Ok(false);
+        }
+        // As `ask` does, the crash counts once its explanation had time to come.
+        tokio::select! {
+            () = tokio::time::sleep(set.limits().crash_grace) => {}
+            () = caller.cancel.cancelled() => {
+                return Err(HostError::cancelled("cancelled while a crashed worker was revived"));
+            }
+        }
+        set.revive_if_still(&current.uri, current.lsp_version, false, caller)
+            .await;
+        return Ok(true);
+    }
     let method = "textDocument/waitForDiagnostics";
     let params = |d: &Document| Ok(json!({"uri": &*d.uri, "version": d.lsp_version}));
     let live = LiveDiagnostics::Off;
-    match ask(set, document, caller, live, &mut events, method, params).await {
+    match ask(set, &current, caller, live, &mut events, method, params).await {
         Ok((_, waited)) => {
             set.mirror().barrier_answered(&document.uri, waited);
             Ok(true)

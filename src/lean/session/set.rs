@@ -493,13 +493,15 @@ impl DocumentSet {
 
     /// Gives Lean `text` as the whole of `uri`, a place `users` hold (see the contract).
     /// `setup` is what the real document's sync knew of the text's imports (none for a twin);
-    /// `None` back when it no longer fits (see the contract), and nothing was sent.
+    /// `probe`, for a twin, where its probe starts and whether Lean must still hold its real
+    /// document's entry (`index`). `None` back when it no longer fits (see the contract), and
+    /// nothing was sent.
     async fn give(
         &self,
         uri: &Arc<str>,
         text: Arc<str>,
         save: bool,
-        probe_start: Option<Position>,
+        probe: Option<(Position, bool)>,
         setup: Option<&Setup>,
         caller: &Caller<'_>,
     ) -> Result<Option<Synced>, HostError> {
@@ -512,7 +514,8 @@ impl DocumentSet {
             Some(Role::Twin(twin)) => Some(twin.real.clone()),
             _ => None,
         };
-        if real.is_some_and(|real| !index::holds(&state, &real)) {
+        let held = probe.is_some_and(|(_, held)| held);
+        if held && real.is_some_and(|real| !index::holds(&state, &real)) {
             // Lean's index lost the real document's entry meanwhile (`index`).
             return Ok(None);
         }
@@ -523,7 +526,7 @@ impl DocumentSet {
                 caller.path
             )));
         };
-        if let (Some(start), Role::Twin(twin)) = (probe_start, &mut entry.role) {
+        if let (Some((start, _)), Role::Twin(twin)) = (probe, &mut entry.role) {
             twin.probe_start = start;
         }
         let Some((synced, batch)) = self.apply(entry, uri, text, save, setup, batch) else {
@@ -818,12 +821,12 @@ impl TwinLease {
                     caller.path
                 )));
             }
-            index::before_twin(&self.set, &self.real, caller).await?;
+            let held = index::before_twin(&self.set, &self.real, caller).await?;
             let given = self.set.give(
                 &self.uri,
                 text.clone(),
                 false,
-                Some(probe_start),
+                Some((probe_start, held)),
                 None,
                 caller,
             );
