@@ -18,7 +18,8 @@
 //!    ([`before_twin`]); a real document whose worker crashed for good is not waited for, and a
 //!    twin whose real document Lean holds no entry of when its run ends is closed then.
 //! 3. Closing a twin erases its real file's entry, so the real document, when Lean has it open
-//!    and alive, is reported again at once ([`twin_closed`]): a `didChange` at its next LSP
+//!    and alive, is reported again at once (by the set, the only sender of document
+//!    notifications: `DocumentSet::close_locked`): a `didChange` at its next LSP
 //!    version that changes nothing (an empty edit at 0:0; no text is sent). Lean reports a new
 //!    version whole and reuses every snapshot of an unchanged text, so it elaborates nothing
 //!    again (the oldest workers redo the last command). Until Lean answered that version's
@@ -33,12 +34,11 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::ask::ask;
-use super::mirror::{Document, Entry, Role, State, VersionMemory};
+use super::mirror::{Document, Entry, Role, State};
 use super::report::LiveDiagnostics;
 use super::set::DocumentSet;
 use crate::lean::error::{HostError, code};
 use crate::lean::progress::Caller;
-use crate::lean::server::lsp::LspClient;
 
 /// What Lean's reference index holds of a real document (see the contract).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -71,39 +71,6 @@ pub(super) fn may_close(state: &State, twin: &Entry) -> bool {
         .entries
         .values()
         .any(|e| matches!(&e.role, Role::Twin(other) if other.real == closing.real && e.users > 0))
-}
-
-/// A twin of `real` was closed, and with it Lean's entry of `real`: reports `real` again when
-/// Lean has it open and alive (see the contract). Call under the lock, after the `didClose`.
-pub(super) fn twin_closed(
-    state: &mut State,
-    real: &str,
-    memory: &VersionMemory,
-    client: &LspClient,
-) {
-    let Some(entry) = state.entries.get_mut(real) else {
-        return;
-    };
-    let Some(document) = entry.document.as_mut() else {
-        entry.indexed = Indexed::Unreported;
-        return;
-    };
-    if document.died || document.crashed() {
-        // Its revival reports it again.
-        entry.indexed = Indexed::Unreported;
-        return;
-    }
-    let again = document.again(memory);
-    let nothing = json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
-    client.notify_control(
-        "textDocument/didChange",
-        json!({
-            "textDocument": {"uri": real, "version": again.lsp_version},
-            "contentChanges": [{"range": nothing, "text": ""}]
-        }),
-    );
-    *document = again;
-    entry.indexed = Indexed::Erased;
 }
 
 /// Waits until Lean holds the entry of `real`, whose twin a run is about to give a text (see

@@ -472,8 +472,7 @@ impl DocumentSet {
             Role::Twin(twin) => {
                 twin.link.remove();
                 if open {
-                    let client = self.inner.server.client();
-                    index::twin_closed(state, &twin.real, &self.inner.mirror.memory, client);
+                    self.report_again(state, &twin.real);
                 }
             }
             Role::Real => {
@@ -489,6 +488,37 @@ impl DocumentSet {
             }
         }
         open
+    }
+
+    /// A twin of `real` was closed, and with it Lean's entry of `real` in its reference index:
+    /// reports `real` again at once when Lean has it open and alive (`index`). Call under the
+    /// lock, after the twin's `didClose`.
+    fn report_again(&self, state: &mut State, real: &str) {
+        let Some(entry) = state.entries.get_mut(real) else {
+            return;
+        };
+        let Some(document) = entry.document.as_mut() else {
+            entry.indexed = Indexed::Unreported;
+            return;
+        };
+        if document.died || document.crashed() {
+            // Its revival reports it again.
+            entry.indexed = Indexed::Unreported;
+            return;
+        }
+        let again = document.again(&self.inner.mirror.memory);
+        let nothing =
+            json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
+        // An empty edit: no text to send, and a change that needs no room in the queue.
+        self.inner.server.client().notify_control(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": real, "version": again.lsp_version},
+                "contentChanges": [{"range": nothing, "text": ""}]
+            }),
+        );
+        *document = again;
+        entry.indexed = Indexed::Erased;
     }
 
     /// Gives Lean `text` as the whole of `uri`, a place `users` hold (see the contract).
