@@ -25,6 +25,7 @@
 //! | which files a document is checked against: the workspace's source directories, the import closure among the workspace's files, the files its text reads (`include_str`), kept over a change that keeps the header | `session/closure.rs` |
 //! | checking a receipt against the files, without Lean | `tools/receipts.rs` |
 //! | a twin's link to its real file (so Lake sets the twin up as the real module): only inside `.lake`, created new, never made or removed through another link | `session/twin_file.rs` |
+//! | keeping twins out of Lean's reference index (which takes a twin for its real file): twins' LSP versions below real documents', a twin given a text only while Lean holds its real file's entry, the real file reported again after a twin's close, navigation waiting for it | `session/index.rs` |
 //! | starting `lake serve`, the handshake, bounded typed requests with the stderr tail, retirement, shutdown | `server/mod.rs` |
 //! | what this Lean offers (its `initialize` capabilities), and which request needs which | `server/capabilities.rs` |
 //! | the child's process group, its stderr tail, spawning owned children | `server/process.rs` |

@@ -269,7 +269,8 @@ fn a_sync_overtaken_by_a_newer_text_reports_that_text_complete() {
     };
     lean.server.send(&sync(101));
     lean.gate_entered("first");
-    lean.wait_received("the first barrier", |t| barrier(t, 1));
+    let first = crate::harness::FIRST_LSP_VERSION;
+    lean.wait_received("the first barrier", |t| barrier(t, first));
     project.write(
         path,
         "def a : Nat := 1 -- fake: error \"second text\"\ndef b : Nat := 2 -- fake: gate second\n",
@@ -289,7 +290,7 @@ fn a_sync_overtaken_by_a_newer_text_reports_that_text_complete() {
     let second_barriers = lean
         .trace()
         .iter()
-        .filter(|t| t["dir"] == "in" && barrier(t, 2))
+        .filter(|t| t["dir"] == "in" && barrier(t, first + 1))
         .count();
     assert_eq!(
         second_barriers, 2,

@@ -49,6 +49,10 @@ pub fn fake_lake() -> PathBuf {
     fake
 }
 
+/// The LSP version Lean gets with a real document's first `didOpen`: real documents' LSP
+/// versions lie above 10⁹, twins' below (`session/mirror.rs`), one more per change or revival.
+pub const FIRST_LSP_VERSION: i64 = 1_000_000_001;
+
 /// A copy of `tests/fixtures/lean-project` in a temporary directory.
 pub struct Project {
     _dir: tempfile::TempDir,

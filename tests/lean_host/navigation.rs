@@ -4,6 +4,9 @@
 use serde_json::{Value, json};
 
 use crate::harness::{Lean, Project, args};
+use crate::support::{call, request};
+
+const BASIC: &str = "Fixture/Basic.lean";
 
 fn at(version: i64, line: u64, character: u64) -> Value {
     json!({"version": version, "line": line, "character": character})
@@ -158,4 +161,236 @@ fn goals_before_and_after_a_tactic() {
             .contains("outside the document")
     );
     crate::harness::snapshot("goals", lean.server.finish_clean());
+}
+
+/// Syncs `Basic.lean`, then runs a probe that declares `probe_only` where `structure Point
+/// where` (line 12) starts: its twin is `Basic.lean` up to line 12, then the probe, so later
+/// declarations and uses are not in it. The version synced.
+fn probe_only(lean: &mut Lean, project: &Project) -> i64 {
+    let version = lean.ok("lean_sync", args(project, BASIC, json!({})))["version"]
+        .as_i64()
+        .unwrap();
+    let arguments = json!({"version": version, "line": 12, "character": 0,
+                           "text": "theorem probe_only : True := trivial"});
+    let ran = lean.ok("lean_run_at", args(project, BASIC, arguments));
+    assert_eq!(ran["success"], true, "{ran}");
+    version
+}
+
+/// What Lean's index answers about `Basic.lean` (`version`) is its real text's, not the probe's.
+fn answers_from_the_real_text(lean: &mut Lean, project: &Project, version: i64) {
+    assert_eq!(
+        workspace_symbols(lean, project, "probe_only"),
+        Vec::<Value>::new()
+    );
+    let point = workspace_symbols(lean, project, "Point.sum");
+    assert_eq!(point.len(), 1, "{point:?}");
+    // `double` at its declaration: its uses after the probe's line are in the real text only.
+    let references = lean.ok("lean_references", args(project, BASIC, at(version, 7, 5)));
+    assert_eq!(
+        lines_in(&references, BASIC),
+        [7, 18, 19, 34],
+        "{references}"
+    );
+}
+
+fn workspace_symbols(lean: &mut Lean, project: &Project, query: &str) -> Vec<Value> {
+    let found = lean.ok(
+        "lean_workspace_symbols",
+        json!({"workspace": project.descriptor(), "query": query}),
+    );
+    found["result"].as_array().unwrap().clone()
+}
+
+/// Locations in `path` of a `lean_references` or `lean_definition` result.
+fn lines_in(result: &Value, path: &str) -> Vec<u64> {
+    let in_path = result["result"].as_array().unwrap().iter();
+    let in_path = in_path.filter(|l| l["path"] == path);
+    in_path
+        .map(|l| l["range"]["start"]["line"].as_u64().unwrap())
+        .collect()
+}
+
+/// The watchdog eras of the reference index's module lookup (fake README "The reference
+/// index"): a document's module fixed when it opens (newer), or read from its path each time
+/// (older).
+const REFERENCE_ERAS: [&str; 2] = ["open", "path"];
+
+#[test]
+fn navigation_never_answers_from_a_probes_text() {
+    for era in REFERENCE_ERAS {
+        navigation_never_answers_from_a_probes_text_in(era);
+    }
+}
+
+fn navigation_never_answers_from_a_probes_text_in(era: &str) {
+    let project = Project::fixture();
+    // The watchdog's definition fast path answers whenever its index has the name.
+    let env = [
+        ("FAKE_LEAN_DEFINITION", "locations"),
+        ("FAKE_LEAN_REFS", era),
+    ];
+    let mut lean = Lean::start(&[&project], &[], &env);
+    let version = probe_only(&mut lean, &project);
+    // Lean's index names the twin by its real path: only the host keeps its text out.
+    answers_from_the_real_text(&mut lean, &project, version);
+    // `Point` in `structure Point where`, where the probe stands in the twin.
+    let definition = lean.ok(
+        "lean_definition",
+        args(&project, BASIC, at(version, 12, 11)),
+    );
+    assert_eq!(
+        definition["result"][0]["range"],
+        json!({"start": {"line": 12, "character": 10}, "end": {"line": 12, "character": 15}}),
+        "{definition}"
+    );
+    lean.finish_without_violations();
+}
+
+#[test]
+fn the_real_files_entry_answers_after_its_twin_closes() {
+    for era in REFERENCE_ERAS {
+        the_real_files_entry_answers_after_its_twin_closes_in(era);
+    }
+}
+
+fn the_real_files_entry_answers_after_its_twin_closes_in(era: &str) {
+    let project = Project::fixture();
+    // Nothing is built, so no `.ilean` answers for a module whose live entry is gone; one twin
+    // at a time, so a run on another file closes `Basic.lean`'s.
+    let env = [("FAKE_LEAN_ILEANS", "built"), ("FAKE_LEAN_REFS", era)];
+    let mut lean = Lean::start(&[&project], &["--max-twins", "1"], &env);
+    let version = probe_only(&mut lean, &project);
+    let uses = "Fixture/Uses.lean";
+    let uses_version = lean.ok("lean_sync", args(&project, uses, json!({})))["version"].clone();
+    let arguments = json!({"version": uses_version, "line": 8, "character": 0,
+                           "text": "theorem elsewhere : True := trivial"});
+    let ran = lean.ok("lean_run_at", args(&project, uses, arguments));
+    assert_eq!(ran["success"], true, "{ran}");
+    let closes: Vec<Value> = lean
+        .trace()
+        .into_iter()
+        .filter(|t| t["dir"] == "in" && t["method"] == "textDocument/didClose")
+        .collect();
+    assert_eq!(closes.len(), 1, "Basic.lean's twin was closed: {closes:?}");
+    // Basic.lean's own entry answers again.
+    answers_from_the_real_text(&mut lean, &project, version);
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_file_closed_for_the_budget_takes_its_twins_with_it() {
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &["--max-documents", "1"], &[]);
+    probe_only(&mut lean, &project);
+    // Opening another file closes Basic.lean for the budget, and its twin with it.
+    let uses = "Fixture/Uses.lean";
+    let uses_version = lean.ok("lean_sync", args(&project, uses, json!({})))["version"]
+        .as_i64()
+        .unwrap();
+    let closed: Vec<String> = lean
+        .trace()
+        .into_iter()
+        .filter(|t| t["dir"] == "in" && t["method"] == "textDocument/didClose")
+        .filter_map(|t| t["uri"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(closed.len(), 2, "{closed:?}");
+    assert_eq!(
+        workspace_symbols(&mut lean, &project, "probe_only"),
+        Vec::<Value>::new()
+    );
+    // `double` in `def quadruple (n : Nat) : Nat := double (double n)`: Basic.lean answers
+    // from the disk (the fake's stand-in for its `.ilean`).
+    let references = lean.ok(
+        "lean_references",
+        args(&project, uses, at(uses_version, 8, 34)),
+    );
+    assert_eq!(
+        lines_in(&references, BASIC),
+        [7, 18, 19, 34],
+        "{references}"
+    );
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_twin_waits_until_lean_holds_its_real_files_entry() {
+    let project = Project::fixture();
+    let path = "Fixture/Gated.lean";
+    project.write(
+        path,
+        "def a : Nat := 1\n\ndef b : Nat := 2 -- fake: gate g\n",
+    );
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    // Straight to a run, no sync: Lean is still checking the file when the run starts, and its
+    // twin, the file up to line 1, needs nothing past the gate.
+    let arguments = json!({"version": 1, "line": 1, "character": 0,
+                           "text": "theorem probe_only : True := trivial"});
+    let id = lean.id();
+    lean.server.send(&request(
+        id,
+        "tools/call",
+        call("lean_run_at", args(&project, path, arguments)),
+    ));
+    lean.gate_entered("g");
+    lean.open_gate("g");
+    let answer = lean.server.response(&json!(id));
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    assert_eq!(
+        workspace_symbols(&mut lean, &project, "probe_only"),
+        Vec::<Value>::new()
+    );
+    // The twin was opened only after Lean answered the real file's barrier, which it does once
+    // that file's references are in its index.
+    let trace = lean.trace();
+    let real = |t: &Value| {
+        t["uri"]
+            .as_str()
+            .is_some_and(|u| u.ends_with(path) && !crate::harness::is_twin_uri(u))
+    };
+    let barrier = trace
+        .iter()
+        .find(|t| t["dir"] == "in" && t["method"] == "textDocument/waitForDiagnostics" && real(t))
+        .map(|t| t["id"].clone())
+        .expect("a barrier of the real file");
+    let answered = trace
+        .iter()
+        .position(|t| t["dir"] == "out" && t["response"] == true && t["id"] == barrier)
+        .expect("its answer");
+    let twin_opened = trace
+        .iter()
+        .position(|t| {
+            t["method"] == "textDocument/didOpen"
+                && t["uri"].as_str().is_some_and(crate::harness::is_twin_uri)
+        })
+        .expect("the twin");
+    assert!(answered < twin_opened, "{trace:?}");
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_twin_of_a_file_lean_cannot_report_is_closed_after_its_run() {
+    let project = Project::fixture();
+    let path = "Fixture/Crashing.lean";
+    project.write(
+        path,
+        "def a : Nat := 1\n\ndef b : Nat := 2 -- fake: crash\n",
+    );
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    // The file's worker crashes on every elaboration, so Lean never reports it; the probe's
+    // twin, the file up to line 1, does not reach the crash.
+    let arguments = json!({"version": 1, "line": 1, "character": 0,
+                           "text": "theorem probe_only : True := trivial"});
+    let ran = lean.ok("lean_run_at", args(&project, path, arguments));
+    assert_eq!(ran["success"], true, "{ran}");
+    let closed = lean.trace().into_iter().any(|t| {
+        t["method"] == "textDocument/didClose"
+            && t["uri"].as_str().is_some_and(crate::harness::is_twin_uri)
+    });
+    assert!(closed, "the twin was closed after its run");
+    assert_eq!(
+        workspace_symbols(&mut lean, &project, "probe_only"),
+        Vec::<Value>::new()
+    );
+    lean.finish_without_violations();
 }

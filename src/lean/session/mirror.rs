@@ -11,7 +11,9 @@
 //!    earlier one of the document, one more for each change, reopen or revival of a crashed
 //!    worker). Both only increase. Each is allocated by the [`VersionMemory`] in one step, so two
 //!    runtimes of a workspace that overlap (one retiring, one starting) never give one version
-//!    to two texts.
+//!    to two texts. A real document's LSP versions lie above [`REAL_LSP_VERSIONS`], a twin's
+//!    below it, so each real document's is above every twin's (`index`: Lean's reference index
+//!    takes a twin for its real file); both stay within LSP's `integer`.
 //! 2. Notifications are applied in arrival order, as the client's reader delivers them, to the
 //!    document their URI names in whatever form Lean wrote it (`text::canonical_uri`). A
 //!    publish for an LSP version older than the document's is ignored. A publish replaces the
@@ -61,11 +63,19 @@ use tokio::sync::{Notify, broadcast};
 
 use super::diagnostics::{Diagnostic, Kind};
 use super::fingerprint::{Imports, sha256_hex};
+use super::index::Indexed;
 use crate::lean::server::lsp::Inbox;
 use crate::lean::text::{Position, canonical_uri};
 
 /// How many times in a row one text is revived after a crash (see the contract).
 pub const MAX_REVIVALS: u32 = 1;
+
+/// Where real documents' LSP versions start: a twin's stay below, so Lean's reference index,
+/// which takes a twin for its real file, never prefers a twin's report (see the contract).
+pub const REAL_LSP_VERSIONS: i64 = 1_000_000_000;
+
+/// The highest LSP version: LSP's `integer` is 32 bits.
+pub const LAST_LSP_VERSION: i64 = i32::MAX as i64;
 
 /// How many live events a slow call may fall behind before it misses some.
 const EVENT_BACKLOG: usize = 1024;
@@ -193,8 +203,8 @@ impl VersionMemory {
     }
 
     /// The versions of `uri` given Lean `text` now (an open or a change): the last version when
-    /// that was this text, else the next; the next LSP version.
-    fn text(&self, uri: &Arc<str>, text: &Arc<str>) -> (i64, i64) {
+    /// that was this text, else the next; the next LSP version, above `floor` (its band).
+    fn text(&self, uri: &Arc<str>, text: &Arc<str>, floor: i64) -> (i64, i64) {
         let mut memory = self.lock();
         let last = memory.entry(uri.clone()).or_default();
         if last
@@ -205,24 +215,34 @@ impl VersionMemory {
             last.version += 1;
             last.text = Some(text.clone());
         }
-        last.lsp_version += 1;
+        last.lsp_version = last.lsp_version.max(floor) + 1;
         (last.version, last.lsp_version)
     }
 
-    /// The next LSP version of `uri`, for a revival of the same text.
-    fn bump(&self, uri: &Arc<str>) -> i64 {
+    /// The next LSP version of `uri` after `current` (its document's), for the same text again.
+    fn bump(&self, uri: &Arc<str>, current: i64) -> i64 {
         let mut memory = self.lock();
         let last = memory.entry(uri.clone()).or_default();
-        last.lsp_version += 1;
+        last.lsp_version = last.lsp_version.max(current) + 1;
         last.lsp_version
     }
 }
 
 impl Document {
-    /// The document Lean is given `text` of, at the versions `memory` allocates.
+    /// The real document Lean is given `text` of, at the versions `memory` allocates.
     pub(super) fn given(uri: Arc<str>, text: Arc<str>, memory: &VersionMemory) -> Document {
+        Document::given_in(uri, text, memory, REAL_LSP_VERSIONS)
+    }
+
+    /// The twin Lean is given `text` of, at the versions `memory` allocates, below every real
+    /// document's LSP version (see the contract).
+    pub(super) fn given_twin(uri: Arc<str>, text: Arc<str>, memory: &VersionMemory) -> Document {
+        Document::given_in(uri, text, memory, 0)
+    }
+
+    fn given_in(uri: Arc<str>, text: Arc<str>, memory: &VersionMemory, floor: i64) -> Document {
         let hash = text_hash(&text);
-        let (version, lsp_version) = memory.text(&uri, &text);
+        let (version, lsp_version) = memory.text(&uri, &text, floor);
         Document {
             uri,
             version,
@@ -252,16 +272,34 @@ impl Document {
     /// The same text again under the next LSP version (a revived worker), nothing reported yet.
     pub(super) fn revived(&self, memory: &VersionMemory) -> Document {
         Document {
-            lsp_version: memory.bump(&self.uri),
+            revivals: self.revivals + 1,
+            ..self.again(memory)
+        }
+    }
+
+    /// The same text again under the next LSP version, for Lean to report it again (`index`),
+    /// nothing reported yet.
+    pub(super) fn again(&self, memory: &VersionMemory) -> Document {
+        Document {
+            lsp_version: memory.bump(&self.uri, self.lsp_version),
             diagnostics: Vec::new(),
             stale: Vec::new(),
             progress: FileProgress::default(),
             seen: HashSet::new(),
-            revivals: self.revivals + 1,
             barrier: false,
             died: false,
             ..self.clone()
         }
+    }
+
+    /// Whether this LSP version may still be followed by another (see the contract).
+    pub fn lsp_versions_left(&self) -> bool {
+        let last = if self.lsp_version > REAL_LSP_VERSIONS {
+            LAST_LSP_VERSION
+        } else {
+            REAL_LSP_VERSIONS
+        };
+        self.lsp_version < last
     }
 
     /// The same document without what Lean reported of it: what a call keeps to name the text
@@ -441,6 +479,8 @@ pub(super) struct Entry {
     pub last_used: u64,
     /// Serializes reading the file and giving Lean its text, so Lean keeps the last text read.
     pub order: Arc<tokio::sync::Mutex<()>>,
+    /// What Lean's reference index holds of it (`index`; a real document's).
+    pub indexed: Indexed,
 }
 
 /// Everything the host holds a place for in one Lean.
@@ -487,9 +527,14 @@ impl Mirror {
     /// `lsp_version` of `uri`: a report of Lean's, kept for that version only (receipts).
     pub fn barrier_answered(&self, uri: &str, lsp_version: i64) {
         let mut state = self.lock();
-        let document = state.entries.get_mut(uri).and_then(|e| e.document.as_mut());
+        let Some(entry) = state.entries.get_mut(uri) else {
+            return;
+        };
+        let document = entry.document.as_mut();
         if let Some(document) = document.filter(|d| d.lsp_version == lsp_version) {
             document.barrier = true;
+            // Lean sent the version's final report before this answer (`index`).
+            entry.indexed = Indexed::Reported;
         }
     }
 
@@ -566,8 +611,10 @@ mod tests {
 
     const URI: &str = "file:///p/A.lean";
 
+    /// A document whose LSP versions count from 1 (a twin's band: the rules below do not
+    /// depend on it).
     fn document(memory: &VersionMemory, text: &str) -> Document {
-        Document::given(URI.into(), text.into(), memory)
+        Document::given_twin(URI.into(), text.into(), memory)
     }
 
     fn publish(
@@ -601,17 +648,16 @@ mod tests {
         let memory = Arc::new(VersionMemory::default());
         let mirror = Mirror::new(memory.clone());
         let ours: Arc<str> = "file:///p/My%20Proofs/proofs%2B%28v2%29%40x/%C3%BC.lean".into();
+        let given = Document::given(ours.clone(), "def a := 1\n".into(), &memory);
+        let version = given.lsp_version;
         let entry = Entry {
             role: Role::Real,
-            document: Some(Document::given(
-                ours.clone(),
-                "def a := 1\n".into(),
-                &memory,
-            )),
+            document: Some(given),
             users: 0,
             closing: 0,
             last_used: 0,
             order: Arc::default(),
+            indexed: Indexed::default(),
         };
         mirror.lock().entries.insert(ours.clone(), entry);
         let theirs = "file:///p/My Proofs/proofs%2b%28v2%29%40x/%c3%bc.lean";
@@ -619,11 +665,11 @@ mod tests {
             {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 1}}});
         mirror.notification(
             "textDocument/publishDiagnostics",
-            json!({"uri": theirs, "version": 1, "diagnostics": [error]}),
+            json!({"uri": theirs, "version": version, "diagnostics": [error]}),
         );
         mirror.notification(
             "$/lean/fileProgress",
-            json!({"textDocument": {"uri": theirs, "version": 1}, "processing": []}),
+            json!({"textDocument": {"uri": theirs, "version": version}, "processing": []}),
         );
         let document = mirror.get(&ours).expect("open");
         assert_eq!(messages(&document), ["bad"]);
@@ -668,24 +714,49 @@ mod tests {
     #[test]
     fn versions_only_increase_and_the_same_text_keeps_its_version() {
         let memory = VersionMemory::default();
-        let first = document(&memory, "a");
-        assert_eq!((first.version, first.lsp_version), (1, 1));
-        let changed = document(&memory, "b");
-        assert_eq!((changed.version, changed.lsp_version), (2, 2));
+        let real = |text: &str| Document::given(URI.into(), text.into(), &memory);
+        const R: i64 = REAL_LSP_VERSIONS;
+        let first = real("a");
+        assert_eq!((first.version, first.lsp_version), (1, R + 1));
+        let changed = real("b");
+        assert_eq!((changed.version, changed.lsp_version), (2, R + 2));
         let revived = changed.revived(&memory);
-        assert_eq!((revived.version, revived.lsp_version), (2, 3));
-        let reopened = document(&memory, "b");
+        assert_eq!((revived.version, revived.lsp_version), (2, R + 3));
+        assert_eq!(revived.revivals, 1);
+        let again = revived.again(&memory);
+        assert_eq!((again.version, again.lsp_version), (2, R + 4));
+        assert_eq!(again.revivals, 1, "reported again, not revived");
+        let reopened = real("b");
         assert_eq!(
             (reopened.version, reopened.lsp_version),
-            (2, 4),
+            (2, R + 5),
             "the same text keeps its version; Lean's stays above the last life's"
         );
-        let other = document(&memory, "a");
+        let other = real("a");
         assert_eq!(
             (other.version, other.lsp_version),
-            (3, 5),
+            (3, R + 6),
             "other text, the next"
         );
+    }
+
+    #[test]
+    fn every_twins_lsp_version_lies_below_every_real_documents() {
+        let memory = VersionMemory::default();
+        let twin: Arc<str> = "file:///p/.lake/beam/twins/1-1/A.lean".into();
+        let mut given = Document::given_twin(twin.clone(), "a".into(), &memory);
+        assert_eq!((given.version, given.lsp_version), (1, 1));
+        for n in 0..100 {
+            given = Document::given_twin(twin.clone(), format!("{n}").into(), &memory);
+        }
+        given = given.revived(&memory).again(&memory);
+        let real = Document::given(URI.into(), "a".into(), &memory);
+        assert!(given.lsp_version < REAL_LSP_VERSIONS && REAL_LSP_VERSIONS < real.lsp_version);
+        assert!(given.lsp_versions_left() && real.lsp_versions_left());
+        let last_twin = Document::for_tests(&twin, "a", 1, REAL_LSP_VERSIONS);
+        assert!(!last_twin.lsp_versions_left());
+        let last_real = Document::for_tests(URI, "a", 1, LAST_LSP_VERSION);
+        assert!(!last_real.lsp_versions_left());
     }
 
     #[test]

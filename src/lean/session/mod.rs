@@ -2,7 +2,8 @@
 //! documents in Lean, with the pins and leases of the calls using them), the mirror of what Lean
 //! has and has said (`mirror`, `diagnostics`), and the ways a call waits on a document: the
 //! diagnostics barrier (`barrier`), one request (`ask`), the goals at a position (`goals`),
-//! reported on as it goes (`report`); an on-disk twin's file (`twin_file`); reading a source
+//! reported on as it goes (`report`); an on-disk twin's file (`twin_file`) and what keeps twins
+//! out of Lean's reference index (`index`); reading a source
 //! from disk (`source`); what a result is about, as a value a client can check later
 //! (`receipt`, over the files it depends on: `fingerprint`, which are those `closure` names).
 
@@ -12,6 +13,7 @@ mod closure;
 pub mod diagnostics;
 pub mod fingerprint;
 pub mod goals;
+pub mod index;
 pub mod mirror;
 pub mod receipt;
 pub mod report;

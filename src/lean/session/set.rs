@@ -16,9 +16,11 @@
 //! 3. Bounds are never exceeded. Pinning a document Lean does not have open when
 //!    `--max-documents` are open closes the least recently used real document nobody pins (with
 //!    its twins, when no run holds one); opening a twin when `--max-twins` (all files' twins
-//!    together) are open closes the least recently used twin no run holds. When everything is
-//!    in use the call waits, saying so in a progress step, until something is given back; the
-//!    wait is cancellable and bounded by the Lean timeout.
+//!    together) are open closes the least recently used twin no run holds, of a file no run
+//!    holds a twin of (`index`: the close erases the file's entry in Lean's reference index,
+//!    which the real document is asked to report again at once). When everything is in use the
+//!    call waits, saying so in a progress step, until something is given back; the wait is
+//!    cancellable and bounded by the Lean timeout.
 //! 4. Reading a file and giving Lean its text are serialized per document, so Lean keeps the
 //!    last text read. A text is given in one critical section with the mirror's change: the
 //!    first use sends `didOpen` with an explicit `dependencyBuildMode` (`once`: out-of-date
@@ -40,7 +42,8 @@
 //!    at once: nothing is ever left out of the set yet open in Lean, or the reverse.
 //! 6. A twin's link (`speculation/twins.rs` places it) is made before Lean is given its text
 //!    and removed when the twin is closed, in the same step, never through another link
-//!    (`twin_file`).
+//!    (`twin_file`). A twin is given a text only while Lean's reference index holds its real
+//!    document's entry, and at LSP versions below the real document's (`index`).
 //! 7. [`DocumentSet::end`] ends the set with its runtime: twin files are removed at once, every
 //!    call waiting for a place or still holding one gets the runtime's end as its error when it
 //!    next asks the set for anything, and nothing more is sent to Lean.
@@ -63,6 +66,7 @@ use serde_json::json;
 use tokio::sync::futures::Notified;
 
 use super::fingerprint::{Imports, LakeConfig};
+use super::index::{self, Indexed};
 use super::mirror::{Document, Entry, Mirror, Role, State, Twin, same_text};
 use super::twin_file::TwinFile;
 use crate::lean::error::HostError;
@@ -153,6 +157,8 @@ pub struct TwinLease {
     set: DocumentSet,
     uri: Arc<str>,
     link: TwinFile,
+    /// The real document's URI.
+    real: Arc<str>,
 }
 
 impl DocumentSet {
@@ -316,6 +322,7 @@ impl DocumentSet {
             set: self.clone(),
             uri,
             link,
+            real: real.uri.clone(),
         })
     }
 
@@ -350,12 +357,14 @@ impl DocumentSet {
                 .entries
                 .iter()
                 .filter(|(_, e)| twin(e) && e.users == 0 && e.closing == 0)
+                .filter(|(_, e)| index::may_close(state, e))
                 .min_by_key(|(_, e)| e.last_used)
                 .map(|(uri, _)| uri.clone());
             let Some(victim) = victim else {
                 return Err(format!(
                     "waiting for a twin document: all {limit} twins Lean may keep open \
-                     (--max-twins {limit}) are in use by other speculative runs"
+                     (--max-twins {limit}) are in use by other speculative runs, or by runs \
+                     on the same file"
                 ));
             };
             self.close_locked(state, &victim);
@@ -471,7 +480,12 @@ impl DocumentSet {
             );
         }
         match entry.role {
-            Role::Twin(twin) => twin.link.remove(),
+            Role::Twin(twin) => {
+                twin.link.remove();
+                if open {
+                    self.report_again(state, &twin.real);
+                }
+            }
             Role::Real => {
                 let twins: Vec<Arc<str>> = state
                     .entries
@@ -487,15 +501,48 @@ impl DocumentSet {
         open
     }
 
+    /// A twin of `real` was closed, and with it Lean's entry of `real` in its reference index:
+    /// reports `real` again at once when Lean has it open and alive (`index`). Call under the
+    /// lock, after the twin's `didClose`.
+    fn report_again(&self, state: &mut State, real: &str) {
+        let Some(entry) = state.entries.get_mut(real) else {
+            return;
+        };
+        let Some(document) = entry.document.as_mut() else {
+            entry.indexed = Indexed::Unreported;
+            return;
+        };
+        if document.died || document.crashed() {
+            // Its revival reports it again.
+            entry.indexed = Indexed::Unreported;
+            return;
+        }
+        let again = document.again(&self.inner.mirror.memory);
+        let nothing =
+            json!({"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}});
+        // An empty edit: no text to send, and a change that needs no room in the queue.
+        self.inner.server.client().notify_control(
+            "textDocument/didChange",
+            json!({
+                "textDocument": {"uri": real, "version": again.lsp_version},
+                "contentChanges": [{"range": nothing, "text": ""}]
+            }),
+        );
+        *document = again;
+        entry.indexed = Indexed::Erased;
+    }
+
     /// Gives Lean `text` as the whole of `uri`, a place `users` hold (see the contract).
     /// `setup` is what the real document's sync knew of the text's imports (none for a twin);
-    /// `None` back when it no longer fits (see the contract), and nothing was sent.
+    /// `probe`, for a twin, where its probe starts and whether Lean must still hold its real
+    /// document's entry (`index`). `None` back when it no longer fits (see the contract), and
+    /// nothing was sent.
     async fn give(
         &self,
         uri: &Arc<str>,
         text: Arc<str>,
         save: bool,
-        probe_start: Option<Position>,
+        probe: Option<(Position, bool)>,
         setup: Option<&Setup>,
         caller: &Caller<'_>,
     ) -> Result<Option<Synced>, HostError> {
@@ -504,6 +551,15 @@ impl DocumentSet {
         if let Some(ended) = &state.ended {
             return Err(ended.clone());
         }
+        let real = match state.entries.get(uri).map(|e| &e.role) {
+            Some(Role::Twin(twin)) => Some(twin.real.clone()),
+            _ => None,
+        };
+        let held = probe.is_some_and(|(_, held)| held);
+        if held && real.is_some_and(|real| !index::holds(&state, &real)) {
+            // Lean's index lost the real document's entry meanwhile (`index`).
+            return Ok(None);
+        }
         let Some(entry) = state.entries.get_mut(uri) else {
             return Err(HostError::internal(format!(
                 "{} lost its place in Lean while this call held it (a bug of lean-beam-mcp's: \
@@ -511,7 +567,7 @@ impl DocumentSet {
                 caller.path
             )));
         };
-        if let (Some(start), Role::Twin(twin)) = (probe_start, &mut entry.role) {
+        if let (Some((start, _)), Role::Twin(twin)) = (probe, &mut entry.role) {
             twin.probe_start = start;
         }
         let Some((synced, batch)) = self.apply(entry, uri, text, save, setup, batch) else {
@@ -536,7 +592,7 @@ impl DocumentSet {
         let changed = match &entry.document {
             None => {
                 let imports = set_up(setup, None)?;
-                let mut document = Document::given(uri.clone(), text.clone(), memory);
+                let mut document = given(&entry.role, uri, &text, memory);
                 document.imports = imports;
                 batch.notify(
                     "textDocument/didOpen",
@@ -553,7 +609,7 @@ impl DocumentSet {
             }
             Some(document) if !same_text(&document.text, &text) => {
                 let imports = set_up(setup, Some(document))?;
-                let mut document = Document::given(uri.clone(), text.clone(), memory);
+                let mut document = given(&entry.role, uri, &text, memory);
                 document.imports = imports;
                 batch.notify(
                     "textDocument/didChange",
@@ -578,6 +634,7 @@ impl DocumentSet {
                 let revived = document.revived(memory);
                 revival(&mut batch, &revived);
                 entry.document = Some(revived);
+                entry.indexed = Indexed::Unreported;
                 false
             }
             Some(_) => false,
@@ -627,7 +684,10 @@ impl DocumentSet {
         if state.ended.is_some() {
             return false;
         }
-        let Some(document) = state.entries.get_mut(uri).and_then(|e| e.document.as_mut()) else {
+        let Some(entry) = state.entries.get_mut(uri) else {
+            return false;
+        };
+        let Some(document) = entry.document.as_mut() else {
             return false;
         };
         if document.lsp_version != seen
@@ -640,6 +700,7 @@ impl DocumentSet {
         tracing::debug!(%uri, lsp_version = revived.lsp_version, "reviving a crashed Lean worker");
         revival(&mut batch, &revived);
         *document = revived;
+        entry.indexed = Indexed::Unreported;
         batch.send();
         true
     }
@@ -778,7 +839,8 @@ impl TwinLease {
     }
 
     /// Gives Lean `text` as the twin's whole text, whose probe starts at `probe_start`, making
-    /// its link first; never saved (nothing imports a twin).
+    /// its link first, once Lean holds its real document's entry (`index`); never saved
+    /// (nothing imports a twin).
     pub async fn give(
         &self,
         text: &str,
@@ -786,25 +848,48 @@ impl TwinLease {
         caller: &Caller<'_>,
     ) -> Result<Document, HostError> {
         self.link.link().await?;
-        let given = self.set.give(
-            &self.uri,
-            text.into(),
-            false,
-            Some(probe_start),
-            None,
-            caller,
-        );
-        let given = given.await?.expect("a twin's text always fits");
-        Ok(given.document)
+        let text: Arc<str> = text.into();
+        loop {
+            if self
+                .set
+                .mirror()
+                .get(&self.uri)
+                .is_some_and(|d| !d.lsp_versions_left())
+            {
+                return Err(HostError::internal(format!(
+                    "{}'s twin has used every LSP version it may (a new runtime gives it more: \
+                     lean_drop_workspace, then call again)",
+                    caller.path
+                )));
+            }
+            let held = index::before_twin(&self.set, &self.real, caller).await?;
+            let given = self.set.give(
+                &self.uri,
+                text.clone(),
+                false,
+                Some((probe_start, held)),
+                None,
+                caller,
+            );
+            if let Some(given) = given.await? {
+                return Ok(given.document);
+            }
+        }
     }
 }
 
 impl Drop for TwinLease {
     fn drop(&mut self) {
         let mirror = &self.set.inner.mirror;
-        if let Some(entry) = mirror.lock().entries.get_mut(&self.uri) {
+        let mut state = mirror.lock();
+        if let Some(entry) = state.entries.get_mut(&self.uri) {
             entry.users = 0;
         }
+        if state.ended.is_none() && !index::holds(&state, &self.real) {
+            // Lean may hold this twin's report as its real file's: closed, it is erased.
+            self.set.close_locked(&mut state, &self.uri);
+        }
+        drop(state);
         mirror.released.notify_waiters();
     }
 }
@@ -837,6 +922,20 @@ fn entry(role: Role, now: u64) -> Entry {
         closing: 0,
         last_used: now,
         order: Arc::default(),
+        indexed: Indexed::default(),
+    }
+}
+
+/// The document Lean is given `text` of at `uri`, in its role's band of LSP versions (`mirror`).
+fn given(
+    role: &Role,
+    uri: &Arc<str>,
+    text: &Arc<str>,
+    memory: &super::mirror::VersionMemory,
+) -> Document {
+    match role {
+        Role::Real => Document::given(uri.clone(), text.clone(), memory),
+        Role::Twin(_) => Document::given_twin(uri.clone(), text.clone(), memory),
     }
 }
 

@@ -13,6 +13,9 @@
 //!    location's `uri` is the host's for its file, whichever form Lean wrote it in, and it also
 //!    names its `path` (relative to the workspace root when inside it).
 //! 4. Symbols answer `{result: [...]}` as Lean gives them; workspace symbols need no document.
+//!    What Lean answers from its reference index (references, definitions, workspace symbols)
+//!    is asked once Lean holds again every real file's entry a twin's close erased
+//!    (`session/index.rs`), so it is the real texts', never a probe's.
 //!    Every answer about a document carries its `receipt` (`session/receipt.rs`); workspace
 //!    symbols, about no document, none.
 //! 5. A tool whose request this Lean does not offer (its `initialize` capabilities,
@@ -26,6 +29,7 @@ use crate::lean::error::HostError;
 use crate::lean::json::object;
 use crate::lean::session::DocumentSet;
 use crate::lean::session::ask::ask_once;
+use crate::lean::session::index;
 use crate::lean::session::receipt;
 use crate::lean::speculation::twins::shown_location;
 use crate::lean::state::HostState;
@@ -116,6 +120,7 @@ pub async fn call(
     let method = method(tool)?;
     runtime.server().require(method)?;
     if tool == WORKSPACE_SYMBOLS {
+        index::settle(set, &call.caller()).await?;
         let answer = runtime
             .server()
             .request(
@@ -163,6 +168,9 @@ pub async fn call(
             params
         }
     };
+    if matches!(tool, DEFINITION | REFERENCES) {
+        index::settle(set, &call.caller()).await?;
+    }
     let answer = ask_once(set, &document, &call.caller(), method, params).await?;
     let mut result = match tool {
         HOVER | SIGNATURE_HELP => match answer {

@@ -4,6 +4,7 @@
 //! document's current analysis when it is released.
 
 use crate::assist;
+use crate::config::DefinitionMode;
 use crate::documents::Need;
 use crate::navigate::{self, Index};
 use crate::server::Server;
@@ -62,9 +63,15 @@ pub fn uri_of(method: &str, params: &Value) -> Option<String> {
 }
 
 impl Server {
-    fn index(&mut self) -> Index {
-        let open = self.open_analyses();
-        Index::new(self.project.sources(&open))
+    /// What the worker of `uri` answers from: its own text and the files on disk.
+    fn worker_index(&mut self, uri: &str) -> Index {
+        let own = self.docs[uri].analysis.clone();
+        Index::new(self.project.worker_sources(uri, &own))
+    }
+
+    /// What the watchdog answers from: its reference index (`references`).
+    fn watchdog_index(&mut self) -> Index {
+        Index::new(self.indexed_sources())
     }
 
     pub fn answer(
@@ -90,20 +97,26 @@ impl Server {
         }
         Ok(match method {
             "textDocument/waitForDiagnostics" => json!({}),
-            "textDocument/hover" => navigate::hover(&self.index(), &a, uri, at),
+            "textDocument/hover" => navigate::hover(&self.worker_index(uri), &a, uri, at),
             "textDocument/definition"
             | "textDocument/declaration"
             | "textDocument/typeDefinition" => {
                 self.definition_counter += 1;
                 let (mode, n) = (self.cfg.definition, self.definition_counter);
                 let type_of = method == "textDocument/typeDefinition";
-                navigate::definition(&self.index(), &a, uri, at, mode, n, type_of)
+                navigate::definition(&self.worker_index(uri), &a, uri, at, mode, n, type_of)
             }
-            "textDocument/documentHighlight" => navigate::highlights(&self.index(), &a, uri, at),
+            "textDocument/documentHighlight" => {
+                navigate::highlights(&self.worker_index(uri), &a, uri, at)
+            }
             "textDocument/documentSymbol" => navigate::document_symbols(&a),
-            "textDocument/completion" => navigate::completion(&self.index(), &a, uri, at),
-            "completionItem/resolve" => navigate::completion_resolve(&self.index(), params),
-            "textDocument/signatureHelp" => signature::signature_help(&self.index(), &a, at),
+            "textDocument/completion" => navigate::completion(&self.worker_index(uri), &a, uri, at),
+            "completionItem/resolve" => {
+                navigate::completion_resolve(&self.worker_index(uri), params)
+            }
+            "textDocument/signatureHelp" => {
+                signature::signature_help(&self.worker_index(uri), &a, at)
+            }
             "$/lean/plainGoal" => assist::plain_goal(&a, at),
             "$/lean/plainTermGoal" => assist::plain_term_goal(&a, at),
             "textDocument/codeAction" => assist::code_actions(&a, uri, version, params),
@@ -128,23 +141,44 @@ impl Server {
         })
     }
 
-    /// `textDocument/references`, answered by the watchdog from its index: an unopened file
-    /// is read from disk.
+    /// `textDocument/references`, answered by the watchdog from its index (`references`): the
+    /// identifiers at the position in the text the index holds for the request's module (which
+    /// need not be the document's), then every use of them the index knows.
     pub fn references(&mut self, params: &Value) -> Value {
-        let Some(uri) = params["textDocument"]["uri"].as_str() else {
-            return json!([]);
-        };
-        let analysis = match self.docs.get(uri) {
-            Some(d) => Some(d.analysis.clone()),
-            None => crate::project::Project::path_of_uri(uri).and_then(|p| self.project.load(&p)),
-        };
-        let (Some(a), Some(pos)) = (analysis, Pos::from_json(&params["position"])) else {
+        let uri = params["textDocument"]["uri"].as_str().unwrap_or_default();
+        let (Some(a), Some(pos)) = (self.indexed_text(uri), Pos::from_json(&params["position"]))
+        else {
             return json!([]);
         };
         let include = params["context"]["includeDeclaration"]
             .as_bool()
             .unwrap_or(true);
-        navigate::references(&self.index(), &a, a.text.offset(pos), include)
+        let index = self.watchdog_index();
+        navigate::references(&index, &a, a.text.offset(pos), include)
+    }
+
+    /// The watchdog's definition fast path (`findDefinitions`): the definitions its index has
+    /// of the identifiers at the position, in the text it holds for the request's module;
+    /// `None` when it has none, and the worker answers. Played in `FAKE_LEAN_DEFINITION`'s
+    /// `locations` form, and in `mixed` for definitions in another module (its own are the
+    /// worker's links there).
+    pub fn indexed_definitions(&mut self, params: &Value) -> Option<Value> {
+        let others_only = match self.cfg.definition {
+            DefinitionMode::Locations => false,
+            DefinitionMode::Mixed => true,
+            DefinitionMode::Links | DefinitionMode::Alternate => return None,
+        };
+        let uri = params["textDocument"]["uri"].as_str()?;
+        let module = self.indexed_module(uri)?;
+        let a = self.indexed_text(uri)?;
+        let pos = Pos::from_json(&params["position"])?;
+        let index = self.watchdog_index();
+        let found = navigate::indexed_definitions(&index, &a, a.text.offset(pos))?;
+        let own = found.source.module.as_deref() == Some(module.as_str());
+        if others_only && own {
+            return None;
+        }
+        Some(json!([navigate::location(found)]))
     }
 
     pub fn workspace_symbols(&mut self, params: &Value) -> Value {
@@ -152,6 +186,6 @@ impl Server {
         if q.is_empty() {
             return json!([]);
         }
-        navigate::workspace_symbols(&self.index(), q)
+        navigate::workspace_symbols(&self.watchdog_index(), q)
     }
 }

@@ -76,6 +76,29 @@ pub enum UriForm {
     Old,
 }
 
+/// What answers for a module no worker reported (the watchdog's `.ilean` index, README "The
+/// reference index").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ileans {
+    /// Every `.lean` file under the root, as it is on disk (the fake's stand-in, the default).
+    Sources,
+    /// Only modules with an `.ilean` in `.lake/build/lib/lean`, as Lean loads them
+    /// (`startLoadingReferences`, `handleDidChangeWatchedFiles`): a module never built has none.
+    Built,
+}
+
+/// How the watchdog finds the module of a document (README "The reference index").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefsEra {
+    /// Newer watchdogs: fixed at `didOpen` (`moduleFromDocumentUri`, `external:<uri>` outside
+    /// every source directory); requests about a document that is not open find no module.
+    Open,
+    /// Older watchdogs: from the URI's path whenever it is needed
+    /// (`searchModuleNameOfFileName`, `searchModuleNameOfUri`), open or not; a path outside
+    /// every source directory has none.
+    Path,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Garbage {
     /// `Content-Length: abc`.
@@ -122,6 +145,8 @@ pub struct Config {
     /// Which version the clearing publish after `didClose` carries.
     pub close_clear: CloseClear,
     pub definition: DefinitionMode,
+    pub ileans: Ileans,
+    pub refs_era: RefsEra,
     pub gate_dir: Option<PathBuf>,
     pub hang: Vec<String>,
     pub twin: TwinMode,
@@ -207,6 +232,14 @@ impl Config {
                 _ => CloseClear::Last,
             },
             definition,
+            ileans: match var("FAKE_LEAN_ILEANS").as_deref() {
+                Some("built") => Ileans::Built,
+                _ => Ileans::Sources,
+            },
+            refs_era: match var("FAKE_LEAN_REFS").as_deref() {
+                Some("path") => RefsEra::Path,
+                _ => RefsEra::Open,
+            },
             gate_dir: var("FAKE_LEAN_GATE_DIR").map(PathBuf::from),
             hang: var("FAKE_LEAN_HANG")
                 .map(|v| v.split(',').map(|s| s.trim().to_owned()).collect())

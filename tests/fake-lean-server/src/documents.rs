@@ -66,6 +66,8 @@ pub struct Doc {
     pub options: Vec<(String, String)>,
     /// Lake's diagnostics of other files, published with the worker's next setup (new Lake).
     pub lake_publishes: Vec<(String, Vec<Value>)>,
+    /// The module the watchdog named it by when it opened (`references`, newer watchdogs).
+    pub module: Option<String>,
 }
 
 impl Doc {
@@ -112,6 +114,7 @@ impl Server {
             self.die(&msg);
         }
         let (generation, elab) = self.new_generation(uri);
+        let module = crate::references::module_key(&self.project, uri, true);
         let doc = Doc {
             uri: uri.to_owned(),
             analysis,
@@ -132,6 +135,7 @@ impl Server {
             header_error: None,
             options: Vec::new(),
             lake_publishes: Vec::new(),
+            module,
         };
         self.docs.insert(uri.to_owned(), doc);
         self.start_worker(uri);
@@ -359,6 +363,9 @@ impl Server {
         let Some(uri) = p["textDocument"]["uri"].as_str() else {
             return;
         };
+        if self.docs.contains_key(uri) {
+            self.ilean_closed(uri);
+        }
         let Some(doc) = self.docs.remove(uri) else {
             return;
         };

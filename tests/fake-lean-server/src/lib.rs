@@ -30,6 +30,7 @@ pub mod navigate;
 pub mod outline;
 pub mod output;
 pub mod project;
+pub mod references;
 pub mod reports;
 pub mod server;
 pub mod shapes;

@@ -1,8 +1,9 @@
 //! Name-based answers (README "Navigation"): hover, definition/declaration/typeDefinition,
 //! references, documentHighlight, workspace/symbol, documentSymbol and completion. A name at a
 //! position is resolved the way Lean resolves it lexically: the enclosing namespaces from the
-//! innermost out, then the `open`ed namespaces, against declarations in any open document or
-//! any `.lean` file under the project root.
+//! innermost out, then the `open`ed namespaces, against the declarations of an [`Index`]'s
+//! sources: a worker's own document and the files on disk for a worker's answers, the
+//! reference index (`references`) for the watchdog's.
 
 use crate::analysis::Analysis;
 use crate::config::DefinitionMode;
@@ -165,6 +166,22 @@ pub fn definition(
     } else {
         json!([{"uri": found.source.uri, "range": target}])
     }
+}
+
+/// The watchdog's fast path (`findDefinitions`, `References.definitionOf?`): the declaration
+/// the index has of what is named at `offset` of `text` (the text the index holds for the
+/// request's module, which need not be the requesting document's).
+pub fn indexed_definitions<'a>(
+    index: &'a Index,
+    text: &Analysis,
+    offset: usize,
+) -> Option<&'a Found> {
+    index.resolve_at(text, offset).map(|(_, found)| found)
+}
+
+/// A declaration's `Location`: its name in the file of the module that declares it.
+pub fn location(found: &Found) -> Value {
+    json!({"uri": found.source.uri, "range": target_range(found)})
 }
 
 /// Every occurrence of the declaration named at `offset`, as `(source, span)`.

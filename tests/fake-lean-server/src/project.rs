@@ -1,7 +1,8 @@
 //! The Lake project the fake serves: its root (the process cwd, reference §1.2), the mapping
-//! between `file:` URIs, paths and module names, and the declaration index over every `.lean`
-//! file under the root (hidden directories such as `.lake` skipped) with open documents taking
-//! precedence over the disk — what the watchdog's .ilean index plus live ileans give real Lean.
+//! between `file:` URIs, paths and module names, and the files on disk: every `.lean` file under
+//! the root (hidden directories such as `.lake` skipped), what a worker sees besides its own
+//! document ([`Project::worker_sources`]) and what stands for the watchdog's `.ilean` index
+//! (`references`).
 //!
 //! URIs Lean builds itself (import closures, locations from its index) are written as its
 //! `System.Uri.pathToUri` writes them, in the era `FAKE_LEAN_URI` selects (`Init/System/Uri.lean`,
@@ -12,7 +13,7 @@ use crate::analysis::Analysis;
 use crate::config::UriForm;
 use crate::outline::Decl;
 use crate::text::Text;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -122,34 +123,52 @@ impl Project {
         crate::lakefile::source_of(&self.root, module)
     }
 
-    /// Every source: the open documents, then the files on disk that are not open.
-    pub fn sources(&mut self, open: &[(String, Arc<Analysis>)]) -> Vec<Source> {
-        let mut out: Vec<Source> = open
-            .iter()
-            .map(|(uri, a)| Source {
-                uri: self.indexed_uri(uri),
-                open: Some(uri.clone()),
-                analysis: a.clone(),
-                module: self.module_of_uri(uri),
-            })
-            .collect();
-        let open_paths: HashSet<PathBuf> = open
-            .iter()
-            .filter_map(|(u, _)| Self::path_of_uri(u))
-            .collect();
+    /// The module Lean's watchdog names the document at `uri` by: its real path's
+    /// (`searchModuleNameOfFileName` resolves links with `IO.FS.realPath`, so a link is its
+    /// target's module); `None` when the path does not resolve.
+    pub fn real_module_of_uri(&self, uri: &str) -> Option<String> {
+        let real = std::fs::canonicalize(Self::path_of_uri(uri)?).ok()?;
+        self.module_of_path(&real)
+    }
+
+    /// Where a build leaves `module`'s `.ilean` (`.lake/build/lib/lean/A/B.ilean`).
+    pub fn ilean_path(&self, module: &str) -> PathBuf {
+        let relative = format!("{}.ilean", module.replace('.', "/"));
+        self.root.join(".lake/build/lib/lean").join(relative)
+    }
+
+    /// Every `.lean` file under the root, hidden directories skipped, with its module.
+    pub fn files(&self) -> Vec<(PathBuf, String)> {
         let mut files = Vec::new();
         walk(&self.root, &mut files);
         files.sort();
-        for path in files {
-            if open_paths.contains(&path) {
+        files
+            .into_iter()
+            .filter_map(|path| Some((path.clone(), self.module_of_path(&path)?)))
+            .collect()
+    }
+
+    /// What a worker's own answers (hover, completion, highlights, signature help, its
+    /// definitions) see: its document, and the files on disk (the modules Lake built for it);
+    /// never another open document, whose text is another worker's.
+    pub fn worker_sources(&mut self, uri: &str, own: &Arc<Analysis>) -> Vec<Source> {
+        let mut out = vec![Source {
+            uri: self.indexed_uri(uri),
+            open: Some(uri.to_owned()),
+            analysis: own.clone(),
+            module: self.module_of_uri(uri),
+        }];
+        let own_path = Self::path_of_uri(uri).and_then(|p| std::fs::canonicalize(p).ok());
+        for (path, module) in self.files() {
+            if own_path.as_ref() == Some(&path) {
                 continue;
             }
-            if let Some(a) = self.load(&path) {
+            if let Some(analysis) = self.load(&path) {
                 out.push(Source {
                     uri: self.lean_uri(&path),
                     open: None,
-                    analysis: a,
-                    module: self.module_of_path(&path),
+                    analysis,
+                    module: Some(module),
                 });
             }
         }

@@ -112,6 +112,7 @@ impl Server {
             }
             ElabEvent::Complete { .. } => {
                 doc.complete = true;
+                self.ilean_final(uri, version);
                 self.answer_ready(uri);
                 if self.cfg.refresh {
                     self.server_request("workspace/semanticTokens/refresh");

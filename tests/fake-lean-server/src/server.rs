@@ -43,6 +43,8 @@ pub struct Server {
     pub caps: Caps,
     pub phase: Phase,
     pub docs: HashMap<String, Doc>,
+    /// The reference index (`references`).
+    pub refs: crate::references::References,
     /// Requests that are never answered until cancelled, with their document.
     pub hung: Vec<(Value, String)>,
     /// Server→client requests awaiting an answer: id → method.
@@ -97,6 +99,7 @@ pub fn run(args: Vec<String>) -> i32 {
         caps: Caps::default(),
         phase: Phase::AwaitInitialize,
         docs: HashMap::new(),
+        refs: Default::default(),
         hung: Vec::new(),
         outstanding: HashMap::new(),
         next_request_id: 0,
@@ -358,6 +361,14 @@ impl Server {
             .is_some_and(|ms| ms.is_empty() || ms.iter().any(|m| m == method));
         if doc_hang || self.cfg.hang.iter().any(|m| m == method) {
             self.hung.push((id, uri));
+            return;
+        }
+        if matches!(
+            method,
+            "textDocument/definition" | "textDocument/declaration"
+        ) && let Some(found) = self.indexed_definitions(params)
+        {
+            self.out.result(&id, found);
             return;
         }
         self.enqueue(

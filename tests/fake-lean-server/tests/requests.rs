@@ -148,13 +148,28 @@ fn references_across_files_honour_include_declaration() {
         with[0],
         json!({"uri": uris[0], "range": range((7, 4), (7, 10))})
     );
-    // The watchdog answers references for files that are not open.
-    let from_closed = c.call(
-        "textDocument/references",
-        json!({"textDocument": {"uri": uses}, "position": {"line": 8, "character": 34},
-               "context": {"includeDeclaration": true}}),
+    // A newer watchdog finds a request's module among its open documents only; an older one
+    // finds it by the path, open or not (README "The reference index").
+    let from_closed = json!({"textDocument": {"uri": uses}, "position": {"line": 8, "character": 34},
+               "context": {"includeDeclaration": true}});
+    assert_eq!(
+        c.call("textDocument/references", from_closed.clone()),
+        json!([])
     );
-    assert_eq!(from_closed, with);
+    let (mut old, old_uris) = ready_with(
+        &["Fixture/Basic.lean"],
+        Opts::default().env("FAKE_LEAN_REFS", "path"),
+    );
+    let uses = old.project.uri("Fixture/Uses.lean");
+    let mut from_closed = from_closed;
+    from_closed["textDocument"]["uri"] = json!(uses);
+    let old_with = old.call("textDocument/references", params_for(&old_uris[0], true));
+    assert_eq!(old.call("textDocument/references", from_closed), old_with);
+}
+
+fn params_for(uri: &str, incl: bool) -> Value {
+    json!({"textDocument": {"uri": uri}, "position": {"line": 7, "character": 6},
+           "context": {"includeDeclaration": incl}})
 }
 
 #[test]

@@ -12,7 +12,7 @@
 //!    stdin therefore makes senders wait (each caller bounds and can cancel that wait), instead of
 //!    queueing every full-text `didChange` in memory.
 //! 3. Control frames (`$/cancelRequest`, answers to the server's own requests, `didClose`,
-//!    `didSave`, `exit`) take no room, so the code that must send them without waiting (a drop, the
+//!    `didSave`, a `didChange` with an empty edit, `exit`) take no room, so the code that must send them without waiting (a drop, the
 //!    reader) can; each is small and their number is bounded by what is in flight.
 //! 4. When writing fails, the writer stops and reports why; queued frames are dropped with their
 //!    room. Once every [`Outbox`] is dropped, the writer writes what is queued and ends.
