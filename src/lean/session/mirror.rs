@@ -889,12 +889,13 @@ mod tests {
         assert!(document.header_error().is_none());
         assert!(document.crashed());
         // A file without a header has none to fail.
-        let mut plain = Document::given("file:///p/B.lean".into(), "def a := b\n".into(), &memory);
-        fatal(&mut plain);
-        plain.publish(
-            &json!({"uri": "file:///p/B.lean", "version": 1, "diagnostics": [
-            {"severity": 1, "message": "m", "range": range((0, 0), (0, 0))}]}),
-        );
+        let b = "file:///p/B.lean";
+        let mut plain = Document::given(b.into(), "def a := b\n".into(), &memory);
+        let v = plain.lsp_version;
+        plain.file_progress(&json!({"textDocument": {"uri": b, "version": v},
+            "processing": [{"kind": 2, "range": range((0, 0), (1, 0))}]}));
+        plain.publish(&json!({"uri": b, "version": v, "diagnostics": [
+            {"severity": 1, "message": "m", "range": range((0, 0), (0, 0))}]}));
         assert!(plain.header_error().is_none() && plain.crashed());
     }
 
