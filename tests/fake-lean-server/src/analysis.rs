@@ -64,6 +64,9 @@ pub struct Analysis {
     pub blocks: Vec<(usize, TacticBlock)>,
     pub steps: Vec<Step>,
     pub flags: DocFlags,
+    /// The terminal `#exit` command, if the file has one: Lean elaborates nothing after it
+    /// (`Parser.isTerminalCommand`).
+    pub exit: Option<usize>,
 }
 
 impl Analysis {
@@ -79,7 +82,13 @@ impl Analysis {
             blocks: Vec::new(),
             steps: Vec::new(),
             flags: DocFlags::default(),
+            exit: None,
         };
+        a.exit = a
+            .outline
+            .commands
+            .iter()
+            .position(|c| c.kind == CmdKind::Exit { terminal: true });
         a.flags = flags(&a.directives);
         a.blocks = blocks(&a);
         a.steps = steps(&a);
@@ -144,51 +153,110 @@ impl Analysis {
 /// reported (never published).
 const WHEN: &str = "_when";
 
-/// Lean's defaults for the options directives name, where the option is not set.
-const OPTION_DEFAULTS: [(&str, &str); 2] =
-    [("autoImplicit", "true"), ("relaxedAutoImplicit", "true")];
+/// The key under which the `declaration uses `sorry`` warning carries what its wording depends
+/// on until it is reported (never published): the first `sorry`'s line and column, and the type
+/// it stands for.
+const SORRY: &str = "_sorry";
+
+/// How the fake's file is set up: Lake's options, and its module (for `pp.sorrySource`).
+#[derive(Clone, Copy, Debug)]
+pub struct Setup<'a> {
+    pub options: &'a [(String, String)],
+    pub module: &'a str,
+}
 
 impl Analysis {
-    /// The diagnostic as Lean reports it in a file set up with `options`, or `None` when its
-    /// `when` condition does not hold there: the option's value is the last `set_option NAME
-    /// VALUE` command (not `… in`) before the diagnostic's line, else the setup's, else Lean's
-    /// default.
-    pub fn reported(&self, diagnostic: &Value, options: &[(String, String)]) -> Option<Value> {
-        let Some(when) = diagnostic.get(WHEN).and_then(Value::as_str) else {
-            return Some(diagnostic.clone());
-        };
-        let (name, wanted) = when.split_once('=').unwrap_or((when, "true"));
-        let line = diagnostic
-            .pointer("/range/start/line")
-            .and_then(Value::as_u64)
-            .unwrap_or(0) as usize;
-        let set = (0..line.min(self.text.line_count())).rev().find_map(|l| {
-            let code = self.code()[self.text.line_start(l)..self.text.line_end(l)].trim_end();
-            let rest = code.strip_prefix("set_option ")?;
-            let mut words = rest.split_whitespace();
-            (words.next() == Some(name) && !code.ends_with(" in"))
-                .then(|| words.next().unwrap_or_default().to_owned())
-        });
-        let value = set
-            .or_else(|| {
-                options
-                    .iter()
-                    .rev()
-                    .find(|(n, _)| n == name)
-                    .map(|(_, v)| v.clone())
-            })
-            .or_else(|| {
-                OPTION_DEFAULTS
-                    .iter()
-                    .find(|(n, _)| *n == name)
-                    .map(|(_, v)| (*v).to_owned())
+    /// The value of option `name` at command `k` (`scoped.rs`), under Lake's `options`.
+    pub fn option<'a>(
+        &'a self,
+        name: &str,
+        k: usize,
+        options: &'a [(String, String)],
+    ) -> Option<&'a str> {
+        let earlier = self.outline.commands[..k.min(self.outline.commands.len())]
+            .iter()
+            .rev()
+            .filter_map(|c| match &c.kind {
+                CmdKind::SetOption(n, v) => Some((n, v)),
+                _ => None,
             });
-        if value.as_deref() != Some(wanted) {
-            return None;
+        let scoped = self
+            .outline
+            .commands
+            .get(k)
+            .map_or(&[][..], |c| &c.prefix.options[..]);
+        crate::scoped::value(name, scoped, earlier, options)
+    }
+
+    /// Whether boolean option `name` is `true` at command `k`.
+    fn on(&self, name: &str, k: usize, options: &[(String, String)]) -> bool {
+        self.option(name, k, options) == Some("true")
+    }
+
+    /// Step `k`'s messages as Lean reports them in a file set up so: each `when` condition
+    /// decided by the option's value at the command, the `sorry` warning as the options word it
+    /// (`warnIfUsesSorry`, `delabSorry`), then what a `#guard_msgs` prefix makes of them.
+    pub fn report(&self, k: usize, setup: Setup<'_>) -> Vec<Value> {
+        let Some(step) = self.steps.get(k) else {
+            return Vec::new();
+        };
+        let reported: Vec<Value> = step
+            .messages
+            .iter()
+            .filter_map(|m| self.reported(m, k, setup))
+            .collect();
+        let Some(command) = self.outline.commands.get(k) else {
+            return reported;
+        };
+        match &command.prefix.guard {
+            None => reported,
+            Some(guard) => {
+                let expected = crate::decl::doc_comment(&self.text, &self.lexed, command.start)
+                    .unwrap_or_default();
+                let error = |text: String| self.diagnostic(1, guard.keyword, &text);
+                guard.apply(reported, &expected, error)
+            }
+        }
+    }
+
+    fn reported(&self, diagnostic: &Value, k: usize, setup: Setup<'_>) -> Option<Value> {
+        let when = diagnostic.get(WHEN).and_then(Value::as_str);
+        let sorry = diagnostic.get(SORRY);
+        if when.is_none() && sorry.is_none() {
+            return Some(diagnostic.clone());
+        }
+        if let Some(when) = when {
+            let (name, wanted) = when.split_once('=').unwrap_or((when, "true"));
+            if self.option(name, k, setup.options) != Some(wanted) {
+                return None;
+            }
         }
         let mut shown = diagnostic.clone();
+        if let Some(sorry) = sorry {
+            // `warnIfUsesSorry` (`Lean/AddDecl.lean`) warns only while `warn.sorry` is true.
+            if !self.on("warn.sorry", k, setup.options) {
+                return None;
+            }
+            let explicit =
+                self.on("pp.all", k, setup.options) || self.on("pp.explicit", k, setup.options);
+            let term = if explicit {
+                format!(
+                    "sorryAx ({}) Bool.false",
+                    sorry["type"].as_str().unwrap_or("_")
+                )
+            } else if self.on("pp.sorrySource", k, setup.options) {
+                format!(
+                    "sorry `«{}:{}:{}»",
+                    setup.module, sorry["line"], sorry["column"]
+                )
+            } else {
+                "sorry".to_owned()
+            };
+            shown["message"] = json!(format!("declaration uses `{term}`"));
+        }
         if let Some(object) = shown.as_object_mut() {
             object.remove(WHEN);
+            object.remove(SORRY);
         }
         Some(shown)
     }
@@ -234,6 +302,9 @@ fn blocks(a: &Analysis) -> Vec<(usize, TacticBlock)> {
     let mut out = Vec::new();
     for (i, d) in a.outline.decls.iter().enumerate() {
         let Some(by_at) = d.by_at else { continue };
+        if a.exit.is_some_and(|exit| d.cmd > exit) {
+            continue;
+        }
         let cmd = a.outline.decl_command(d);
         let by_line = a.text.line_of(by_at) as u32;
         let last_line = a.text.line_of(cmd.end) as u32;
@@ -285,9 +356,9 @@ fn severity_of(name: &str) -> Option<u8> {
 
 fn steps(a: &Analysis) -> Vec<Step> {
     let text = &a.text;
-    let mut steps: Vec<Step> = a
-        .outline
-        .commands
+    // Lean elaborates nothing after a terminal command (`#exit`).
+    let elaborated = a.exit.map_or(a.outline.commands.len(), |exit| exit + 1);
+    let mut steps: Vec<Step> = a.outline.commands[..elaborated]
         .iter()
         .map(|c| Step {
             first_line: text.line_of(c.start) as u32,
@@ -299,10 +370,14 @@ fn steps(a: &Analysis) -> Vec<Step> {
         return steps;
     }
     let mut per_cmd: Vec<Vec<(usize, Value)>> = vec![Vec::new(); steps.len()];
+    let last_line = steps.last().map_or(0, |s| s.last_line);
     for d in &a.directives {
         let Some(k) = step_of_line(&steps, d.target) else {
             continue;
         };
+        if a.exit.is_some() && d.target > last_line {
+            continue;
+        }
         match d.name.as_str() {
             "gate" => steps[k].gates.extend(d.flags.first().cloned()),
             "slow" => steps[k].slow_ms += d.positional.first().and_then(Value::as_u64).unwrap_or(0),
@@ -340,10 +415,19 @@ fn steps(a: &Analysis) -> Vec<Step> {
             continue;
         }
         let k = decl.cmd;
+        if k >= per_cmd.len() {
+            continue;
+        }
         let block = a.blocks.iter().find(|(d, _)| *d == i).map(|(_, b)| b);
         decl_messages(a, decl, block, &mut per_cmd[k]);
     }
-    for (k, c) in a.outline.commands.iter().enumerate() {
+    for (k, c) in a.outline.commands[..elaborated].iter().enumerate() {
+        if let CmdKind::Exit { .. } = c.kind {
+            // `elabExit` (`Lean/Elab/BuiltinCommand.lean`), also for a scoped `#exit`.
+            let kw = (c.body, c.body + "#exit".len());
+            let warning = a.diagnostic(2, kw, "using 'exit' to interrupt Lean");
+            per_cmd[k].push((c.body, warning));
+        }
         if let CmdKind::Check(x, y) = c.kind {
             let name = &a.code()[x..y];
             let found = a.outline.decls.iter().find(|d| {
@@ -391,19 +475,23 @@ fn decl_messages(
             out.push((e.start, v));
         }
     }
-    let sorry = lexer::find_word(code, cmd.start, cmd.end, "sorry").is_some();
+    let sorry_at = lexer::find_word(code, cmd.start, cmd.end, "sorry")
+        .or_else(|| lexer::find_word(code, cmd.start, cmd.end, "admit"));
+    let sorry = sorry_at.is_some();
     let anchor = d
         .name_span
         .unwrap_or((d.kw_start, d.kw_start + d.keyword.len()));
-    if sorry {
-        out.push((
-            anchor.0,
-            a.diagnostic(2, anchor, "declaration uses `sorry`"),
-        ));
-    }
     let has_error = out
         .iter()
         .any(|(at, v)| v["severity"] == 1 && (cmd.start..=cmd.end).contains(at));
+    // `warnIfUsesSorry` (`Lean/AddDecl.lean`) warns only when the command logged no error.
+    if let Some(at) = sorry_at.filter(|_| !has_error) {
+        let line = a.text.line_of(at);
+        let column = a.text.as_str()[a.text.line_start(line)..at].chars().count();
+        let mut v = a.diagnostic(2, anchor, "declaration uses `sorry`");
+        v[SORRY] = json!({"line": line + 1, "column": column, "type": d.ty});
+        out.push((anchor.0, v));
+    }
     if d.is_proof() && !sorry && !has_error {
         let mut v = a.diagnostic(3, (cmd.start, cmd.end), "Goals accomplished!");
         v["leanTags"] = json!([2]);

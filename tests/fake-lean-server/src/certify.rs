@@ -2,19 +2,26 @@
 //! the fake knows of the file's own declarations (README, "Axioms and elaborated types").
 //!
 //! Contract:
-//! 1. `#print axioms X` (X a declaration of the file, resolved as Lean resolves a name: under
-//!    each enclosing namespace, innermost first, then at the root; `_root_.X` at the root) gives the information `'X' depends on axioms: [a, b]` (full name quoted,
-//!    names sorted) or `'X' does not depend on any axioms`, on the command's keyword, as Lean's
-//!    `Print.lean` words it; an unknown X gives the error `unknown constant 'X'`.
+//! 1. `#print axioms X` (after any `… in` prefixes; X a declaration of the file, resolved as
+//!    Lean resolves a name: under each enclosing namespace, innermost first, then at the root;
+//!    `_root_.X` at the root) gives the information `'X' depends on axioms: [a, b]` (full name
+//!    quoted, names sorted) or `'X' does not depend on any axioms`, on the command's keyword, as
+//!    Lean's `Print.lean` words it; an unknown X gives the error `unknown constant 'X'`. The
+//!    listed names are full names, or, in the newer Leans' form (`FAKE_LEAN_PRINT_AXIOMS=short`:
+//!    `MessageData.ofConstName`) and without `pp.fullNames`, each name's shortest suffix that
+//!    names it alone at the command. After a `print-axioms "TEXT"` directive the command prints
+//!    TEXT instead: the file redefined it.
 //! 2. A declaration's axioms are its own and those of every declaration of the file it names
-//!    (an identifier that is that declaration's name or full name, or a projection of it: `h.elim`), transitively. Its own:
-//!    `sorryAx` for a `sorry`/`admit` token; `Lean.ofReduceBool` for `native_decide`;
-//!    `Classical.choice`, `propext`, `Quot.sound` for an identifier under `Classical.` or
-//!    `by_contra`; itself for an `axiom`; and the words of a `-- fake: axioms a b` directive on
-//!    one of its lines.
-//! 3. `#check @X` (alone or after `set_option pp.all true in`) gives the information `X : T` on the command's keyword: T is the type of a
-//!    `-- fake: type "T"` directive on one of the declaration's lines, else its binders as a
-//!    `∀ binders, type` (just the type without binders), whitespace-normalised.
+//!    (an identifier that is that declaration's name or full name, or a projection of it:
+//!    `h.elim`), transitively. Its own: `sorryAx` for a `sorry`/`admit` token or an error of its
+//!    own (a tactic's, or an unconditional `error` directive: Lean admits what failed with a
+//!    synthetic `sorry`); `Lean.ofReduceBool` for `native_decide`; `Classical.choice`,
+//!    `propext`, `Quot.sound` for an identifier under `Classical.` or `by_contra`; itself for an
+//!    `axiom`; and the words of a `-- fake: axioms a b` directive on one of its lines.
+//! 3. `#check @X` (alone or after `set_option pp.all true in`) gives the information `X : T` on
+//!    the command's keyword: T is the type of a `-- fake: type "T"` directive on one of the
+//!    declaration's lines, else its binders as a `∀ binders, type` (just the type without
+//!    binders), whitespace-normalised.
 
 use std::collections::BTreeSet;
 
@@ -25,21 +32,12 @@ use crate::decl::Decl;
 use crate::lexer;
 use crate::outline::Command;
 
-/// The prefix a certifier puts before `#check @X` to see instances and coercions.
-const PP_ALL: &str = "set_option pp.all true in";
-
 /// The messages of command `c`, if it is `#print axioms X` or `#check @X` (see the contract).
 pub fn messages(a: &Analysis, c: &Command, out: &mut Vec<(usize, Value)>) {
     let code = a.code();
-    let text = code[c.start..c.end].trim_end();
-    // What the fake prints is the same with pp.all (it prints no instances either way).
-    let (start, text) = match text.strip_prefix(PP_ALL) {
-        Some(rest) => (
-            c.start + text.len() - rest.trim_start().len(),
-            rest.trim_start(),
-        ),
-        None => (c.start, text),
-    };
+    // After its `… in` prefixes (`set_option pp.all true in` prints nothing new here).
+    let start = c.body;
+    let text = code[start..c.end].trim_end();
     let (keyword, rest) = if let Some(rest) = text.strip_prefix("#print axioms") {
         ("#print", rest)
     } else if let Some(rest) = text.strip_prefix("#check @") {
@@ -52,6 +50,12 @@ pub fn messages(a: &Analysis, c: &Command, out: &mut Vec<(usize, Value)>) {
         return;
     }
     let kw = (start, start + keyword.len());
+    if keyword == "#print"
+        && let Some(said) = redefined(a, c)
+    {
+        out.push((c.start, a.diagnostic(3, kw, said)));
+        return;
+    }
     let Some(index) = find(a, c, name) else {
         out.push((
             c.start,
@@ -67,7 +71,17 @@ pub fn messages(a: &Analysis, c: &Command, out: &mut Vec<(usize, Value)>) {
             match axioms.is_empty() {
                 true => format!("'{full}' does not depend on any axioms"),
                 false => {
-                    let list: Vec<&str> = axioms.iter().map(String::as_str).collect();
+                    let full_names = full_names(a, c);
+                    let list: Vec<String> = axioms
+                        .iter()
+                        .map(|x| {
+                            if full_names {
+                                x.clone()
+                            } else {
+                                shortest(a, c, x)
+                            }
+                        })
+                        .collect();
                     format!("'{full}' depends on axioms: [{}]", list.join(", "))
                 }
             }
@@ -76,6 +90,79 @@ pub fn messages(a: &Analysis, c: &Command, out: &mut Vec<(usize, Value)>) {
     };
     out.push((c.start, a.diagnostic(3, kw, &message)));
 }
+
+/// What `#print axioms` prints after a `print-axioms "TEXT"` directive before command `c`: the
+/// file redefined the command (`macro_rules`, `elab_rules`, `@[macro …]`), which the fake cannot
+/// run, so the directive says what it prints.
+fn redefined<'a>(a: &'a Analysis, c: &Command) -> Option<&'a str> {
+    let line = a.text.line_of(c.start) as u32;
+    a.directives
+        .iter()
+        .rfind(|d| d.name == "print-axioms" && d.target < line)
+        .and_then(|d| d.str_arg(0))
+}
+
+/// Whether `#print axioms` at command `c` prints full names: always in the Leans before
+/// `MessageData.ofConstName` (`FAKE_LEAN_PRINT_AXIOMS=full`, the default), else only under
+/// `pp.fullNames` (set in the command's prefixes or by a `set_option` before it).
+fn full_names(a: &Analysis, c: &Command) -> bool {
+    let short = std::env::var("FAKE_LEAN_PRINT_AXIOMS").is_ok_and(|v| v == "short");
+    let k = a
+        .outline
+        .commands
+        .iter()
+        .position(|x| x.start == c.start)
+        .unwrap_or(0);
+    !short || a.option("pp.fullNames", k, &[]) == Some("true")
+}
+
+/// The shortest suffix of `name` that names it alone where command `c` stands, as
+/// `MessageData.ofConstName` prints a constant (`unresolveNameGlobal`), else `_root_.name`.
+fn shortest(a: &Analysis, c: &Command, name: &str) -> String {
+    let components: Vec<&str> = name.split('.').collect();
+    (0..components.len())
+        .rev()
+        .map(|k| components[k..].join("."))
+        .find(|suffix| {
+            let meanings = resolve(a, c, suffix);
+            meanings.len() == 1 && meanings.contains(name)
+        })
+        .unwrap_or_else(|| format!("_root_.{name}"))
+}
+
+/// What `suffix` names at command `c`, as `ResolveName.resolveGlobalName` finds it among the
+/// file's declarations and the axioms the fake knows: under the innermost enclosing namespace
+/// that has it, else at the root and under each `open`.
+fn resolve(a: &Analysis, c: &Command, suffix: &str) -> BTreeSet<String> {
+    let known = |n: &str| {
+        BUILTIN_AXIOMS.contains(&n)
+            || a.outline
+                .decls
+                .iter()
+                .any(|d| d.full_name.as_deref() == Some(n))
+    };
+    let parts: Vec<&str> = c.ns.iter().flat_map(|n| n.split('.')).collect();
+    let scoped = (1..=parts.len())
+        .rev()
+        .map(|n| format!("{}.{suffix}", parts[..n].join(".")))
+        .find(|n| known(n));
+    if let Some(scoped) = scoped {
+        return BTreeSet::from([scoped]);
+    }
+    std::iter::once(suffix.to_owned())
+        .chain(c.opens.iter().map(|o| format!("{o}.{suffix}")))
+        .filter(|n| known(n))
+        .collect()
+}
+
+/// The axioms the fake knows besides a file's own.
+const BUILTIN_AXIOMS: [&str; 5] = [
+    "sorryAx",
+    "propext",
+    "Classical.choice",
+    "Quot.sound",
+    "Lean.ofReduceBool",
+];
 
 /// Whether what follows a name in an identifier keeps it that name (`h` or `h.elim`, not `hx`).
 fn dotted(rest: &str) -> bool {
@@ -150,7 +237,9 @@ fn own(a: &Analysis, d: &Decl) -> Vec<String> {
     let cmd = a.outline.decl_command(d);
     let has = |word| lexer::find_word(code, cmd.start, cmd.end, word).is_some();
     let mut found: Vec<String> = Vec::new();
-    if has("sorry") || has("admit") {
+    // An error leaves the declaration with a synthetic `sorry` (Lean's error recovery: the goals
+    // left are admitted), which `collectAxioms` lists as any other.
+    if has("sorry") || has("admit") || has_error(a, d) {
         found.push("sorryAx".into());
     }
     if has("native_decide") {
@@ -178,6 +267,21 @@ fn own(a: &Analysis, d: &Decl) -> Vec<String> {
         }
     }
     found
+}
+
+/// Whether declaration `d` reports an error: a tactic's, or an unconditional `error` directive
+/// on one of its lines.
+fn has_error(a: &Analysis, d: &Decl) -> bool {
+    let index = a.outline.decls.iter().position(|x| std::ptr::eq(x, d));
+    let tactic = a
+        .blocks
+        .iter()
+        .any(|(i, b)| Some(*i) == index && !b.errors.is_empty());
+    let lines = lines(a, d);
+    tactic
+        || a.directives
+            .iter()
+            .any(|x| x.name == "error" && x.key("when").is_none() && lines.contains(&x.target))
 }
 
 /// What `#check @X` prints after `X : ` (see the contract).

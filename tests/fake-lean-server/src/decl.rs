@@ -156,7 +156,7 @@ pub fn qualify(ns: &[String], name: &str) -> String {
     }
 }
 
-fn doc_comment(text: &Text, lexed: &Lexed, before: usize) -> Option<String> {
+pub fn doc_comment(text: &Text, lexed: &Lexed, before: usize) -> Option<String> {
     let src = text.as_str();
     let c = lexed.comments.iter().rev().find(|c| c.end <= before)?;
     if !c.doc || !lexed.code[c.end..before].trim().is_empty() {

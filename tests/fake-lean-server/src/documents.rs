@@ -64,6 +64,8 @@ pub struct Doc {
     pub header_error: Option<HeaderError>,
     /// The options Lake's setup gave the file when its worker started.
     pub options: Vec<(String, String)>,
+    /// The module Lake set it up as (its real path's, `_unknown` outside every library).
+    pub setup_module: String,
     /// Lake's diagnostics of other files, published with the worker's next setup (new Lake).
     pub lake_publishes: Vec<(String, Vec<Value>)>,
     /// The module the watchdog named it by when it opened (`references`, newer watchdogs).
@@ -134,6 +136,7 @@ impl Server {
             pending: Vec::new(),
             header_error: None,
             options: Vec::new(),
+            setup_module: String::new(),
             lake_publishes: Vec::new(),
             module,
         };
@@ -184,6 +187,11 @@ impl Server {
         let options = path.as_ref().map_or_else(Vec::new, |p| {
             crate::lakefile::setup_options(&self.project.root, p, self.cfg.external_options)
         });
+        let setup_module = path
+            .as_ref()
+            .and_then(|p| std::fs::canonicalize(p).ok())
+            .and_then(|p| self.project.module_of_path(&p))
+            .unwrap_or_else(|| "_unknown".into());
         let shown = path
             .as_ref()
             .map(|p| p.display().to_string())
@@ -276,6 +284,7 @@ impl Server {
         }
         doc.header_error = header_error;
         doc.options = options;
+        doc.setup_module = setup_module;
         doc.lake_publishes = lake_publishes;
         self.send_job(uri, setup_lines);
     }
@@ -293,6 +302,7 @@ impl Server {
             setup_lines,
             header_error: doc.header_error.clone(),
             options: doc.options.clone(),
+            module: doc.setup_module.clone(),
             lake_publishes: std::mem::take(&mut doc.lake_publishes),
             crash_once_armed: armed,
             order: self.cfg.order,

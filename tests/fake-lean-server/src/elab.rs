@@ -35,6 +35,9 @@ pub struct Job {
     pub crash_once_armed: bool,
     /// The options Lake's setup gave the file (`lakefile::setup_options`).
     pub options: Vec<(String, String)>,
+    /// The module Lake set the file up as (`_unknown` outside every library), as `pp.sorrySource`
+    /// names it.
+    pub module: String,
     pub order: DiagOrder,
     pub gate_dir: Option<PathBuf>,
     pub slow_tick: Duration,
@@ -228,7 +231,11 @@ fn elaborate(
             *published = true;
         }
     };
-    for step in &a.steps {
+    let setup = crate::analysis::Setup {
+        options: &job.options,
+        module: &job.module,
+    };
+    for (k, step) in a.steps.iter().enumerate() {
         match newer(rx) {
             Ok(Some(j)) => return Flow::Superseded(j),
             Ok(None) => {}
@@ -285,11 +292,7 @@ fn elaborate(
             });
             return Flow::Done;
         }
-        unpublished.extend(
-            step.messages
-                .iter()
-                .filter_map(|m| a.reported(m, &job.options)),
-        );
+        unpublished.extend(a.report(k, setup));
         for include in &step.includes {
             unpublished.extend(crate::include::read(a, file, include));
         }

@@ -345,6 +345,7 @@ pub fn failing_imports(root: &Path, imports: &[String]) -> Option<ImportFailure>
         failure.log.extend(log);
         failure.failed.push(m.clone());
         let lake: Vec<Value> = messages(root, m, &a)
+            .into_iter()
             .map(|d| {
                 // `serialMessageToDiagnostic`: the message's `pos`..`endPos`, uncut, no
                 // `fullRange`.
@@ -370,13 +371,16 @@ pub fn failing_imports(root: &Path, imports: &[String]) -> Option<ImportFailure>
 
 /// The diagnostics a build of the module reports (silent ones are for editors only), under
 /// the options its library gives it.
-fn messages<'a>(root: &Path, module: &str, a: &'a Analysis) -> impl Iterator<Item = Value> + 'a {
+fn messages(root: &Path, module: &str, a: &Analysis) -> Vec<Value> {
     let options = crate::lakefile::setup_options(root, &source(root, module), true);
-    a.steps
-        .iter()
-        .flat_map(|s| &s.messages)
+    let setup = crate::analysis::Setup {
+        options: &options,
+        module,
+    };
+    (0..a.steps.len())
+        .flat_map(|k| a.report(k, setup))
         .filter(|d| d.get("isSilent") != Some(&Value::Bool(true)))
-        .filter_map(move |d| a.reported(d, &options))
+        .collect()
 }
 
 /// `fake-lake setup-file <path> [-]`: exit 2 without a lakefile; exit 1 with the load log on

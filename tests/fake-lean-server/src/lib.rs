@@ -32,6 +32,7 @@ pub mod output;
 pub mod project;
 pub mod references;
 pub mod reports;
+pub mod scoped;
 pub mod server;
 pub mod shapes;
 pub mod signature;

@@ -11,6 +11,7 @@
 pub use crate::decl::{Decl, normalize_ws, qualify};
 use crate::decl::{members, parse_decl};
 use crate::lexer::{self, Lexed, ident_from, match_bracket};
+use crate::scoped::{Prefix, prefixes};
 use crate::text::Text;
 
 pub const DECL_KEYWORDS: [&str; 11] = [
@@ -48,6 +49,13 @@ pub enum CmdKind {
     Decl(usize),
     /// `#check ident`, with the identifier's span.
     Check(usize, usize),
+    /// `set_option NAME VALUE`, without `in`: it holds to the end of the file (the fake does
+    /// not scope it to a section).
+    SetOption(String, String),
+    /// `#exit`: terminal (Lean stops the file there) unless it is scoped by an `… in` prefix.
+    Exit {
+        terminal: bool,
+    },
     Other,
 }
 
@@ -59,6 +67,10 @@ pub struct Command {
     pub end: usize,
     /// Where the next command starts (or the text length).
     pub span_end: usize,
+    /// Where the command proper begins, after its `… in` prefixes (`scoped.rs`).
+    pub body: usize,
+    /// Its `… in` prefixes.
+    pub prefix: Prefix,
     /// Namespace components in effect.
     pub ns: Vec<String>,
     /// Namespaces opened with `open`.
@@ -132,7 +144,8 @@ pub fn outline(text: &Text, lexed: &Lexed) -> Outline {
         let span_end = starts.get(k + 1).copied().unwrap_or(code.len());
         let end = lexer::trim_end(code, start, span_end);
         let cmd_index = out.commands.len();
-        let mut i = skip_modifiers(code, start, end);
+        let (prefix, body) = prefixes(code, start, end);
+        let mut i = skip_modifiers(code, body, end);
         let kw_start = i;
         let kw_end = word_end(code, i, end);
         let kw = &code[kw_start..kw_end];
@@ -195,6 +208,16 @@ pub fn outline(text: &Text, lexed: &Lexed) -> Outline {
                 Some((a, b)) => CmdKind::Check(a, b),
                 None => CmdKind::Other,
             },
+            "#exit" => CmdKind::Exit {
+                terminal: !prefix.any,
+            },
+            "set_option" => match next_ident {
+                Some((a, b)) => {
+                    let v = lexer::skip_ws(code, b, end);
+                    CmdKind::SetOption(code[a..b].to_owned(), code[v..end].trim().to_owned())
+                }
+                None => CmdKind::Other,
+            },
             kw if DECL_KEYWORDS.contains(&kw) => {
                 let d = parse_decl(text, lexed, kw, kw_start, i, end, cmd_index, &ns);
                 let index = out.decls.len();
@@ -216,6 +239,8 @@ pub fn outline(text: &Text, lexed: &Lexed) -> Outline {
             start,
             end,
             span_end,
+            body,
+            prefix,
             ns: ns.clone(),
             opens: opens.clone(),
             kind,
@@ -263,8 +288,11 @@ fn command_starts(text: &Text, code: &str) -> Vec<usize> {
         }
         let start = pending_attr.take().unwrap_or(a);
         let rest = skip_modifiers(code, a, a + line.len());
-        if rest == a + line.trim_end().len() {
-            // Only attributes and modifiers on this line: they belong to the next command.
+        let trimmed = line.trim_end();
+        let scoping = trimmed.ends_with("in") && lexer::word_at(code, a + trimmed.len() - 2, "in");
+        if rest == a + trimmed.len() || scoping {
+            // Only attributes and modifiers on this line, or an `… in` prefix ending it: they
+            // belong to the next command.
             pending_attr = Some(start);
             continue;
         }
