@@ -119,6 +119,37 @@ impl HostError {
         HostError::invalid_params(message).with_data(json!({ "reason": reason }))
     }
 
+    /// `invalidParams` (`terminalCommand`): text the host would give Lean as a probe or a
+    /// candidate writes `command` (`#exit`, or an `import` after the header) at `line` and
+    /// `character` of that text (0-based). Lean stops reading a file at such a command
+    /// (`Parser.isTerminalCommand`), so nothing after it would be checked and every later error
+    /// would vanish: refused before Lean is asked. Data: `{reason, command, line, character}`.
+    pub fn terminal_command(command: &str, line: u32, character: u32) -> Self {
+        HostError::invalid_params(format!(
+            "the text was refused: it writes `{command}` (line {} of the text), and Lean stops              reading a file at `{command}`, so nothing after it would be checked and no verdict              could be trusted; leave it out",
+            line + 1
+        ))
+        .with_data(json!({
+            "reason": "terminalCommand",
+            "command": command,
+            "line": line,
+            "character": character,
+        }))
+    }
+
+    /// `invalidParams` (`afterTerminalCommand`): the position a probe or candidate would be put at
+    /// lies after the file's own `command` (`#exit`) at 0-based `line`: Lean stops reading the
+    /// file there, so nothing at the position would be checked. Data: `{reason, command, line}`.
+    pub fn after_terminal_command(command: &str, line: u32) -> Self {
+        HostError::invalid_params(format!(
+            "refused: the file stops at `{command}` on line {}, before this position, and Lean \
+             checks nothing after it, so nothing here would be checked; remove the `{command}` \
+             (then lean_sync) or work above it",
+            line + 1
+        ))
+        .with_data(json!({"reason": "afterTerminalCommand", "command": command, "line": line}))
+    }
+
     /// `invalidParams` (`twinPathUnsafe`): an on-disk twin would be written through `path`, a
     /// link or something else Beam does not make on the way to the twin inside `.lake`, so
     /// nothing was written (`session/twin_file.rs`).

@@ -19,6 +19,7 @@ mod faults;
 mod feedback;
 mod harness;
 mod heartbeat;
+mod hidden_sorry;
 mod hostile;
 mod imports;
 mod lifecycle;

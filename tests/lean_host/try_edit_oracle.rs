@@ -3,7 +3,9 @@
 //! declaration, random ranges), each tried with `lean_try_edit` and also written to a copy on
 //! disk and synced with `lean_sync` as a fresh document. The oracle here computes each verdict
 //! from that sync's diagnostics and the base's, by the rules the tool documents, with its own
-//! reading of where commands start (lines, not the host's lexer): the verdicts must agree every
+//! reading of where commands start and what they declare (lines, not the host's lexer): the
+//! copy asks Lean `#print axioms` of the declarations the edit touches, as the tool does, and a
+//! declaration closes only when Lean's answer lists no `sorryAx`. The verdicts must agree every
 //! time, no candidate may be `closed` that the oracle does not close, and the candidate's
 //! diagnostics must be the copy's, range for range.
 
@@ -284,19 +286,131 @@ fn uses_sorry(item: &Item) -> bool {
     item.3.starts_with("declaration uses ") && item.3.contains("sorry")
 }
 
-/// The verdict the tool's rules give, from the copy's diagnostics and the base's.
-fn oracle(base_text: &str, base: &[Item], text: &str, copy: &[Item], edit: &Edit) -> &'static str {
-    let end = {
-        let inserted: Vec<&str> = edit.text.split('\n').collect();
-        let line = edit.from.0 + inserted.len() as u64 - 1;
-        let last = width(inserted.last().unwrap());
-        let character = if inserted.len() == 1 {
-            edit.from.1 + last
-        } else {
-            last
-        };
-        (line, character)
+/// Where an edit's text ends once applied.
+fn edit_end(edit: &Edit) -> (u64, u64) {
+    let inserted: Vec<&str> = edit.text.split('\n').collect();
+    let line = edit.from.0 + inserted.len() as u64 - 1;
+    let last = width(inserted.last().unwrap());
+    let character = if inserted.len() == 1 {
+        edit.from.1 + last
+    } else {
+        last
     };
+    (line, character)
+}
+
+/// The oracle's own reading of what the commands on lines `[a, b)` of `text` declare: a
+/// command line (`command_lines`) whose first word is a declaration keyword declares the word
+/// after it, in the namespaces the `namespace`/`end` command lines above it leave open; an
+/// `example` declares nothing Lean can be asked about (`None`).
+fn declared(text: &str, (a, b): (u64, u64)) -> Vec<Option<String>> {
+    const KEYWORDS: [&str; 4] = ["theorem", "lemma", "def", "example"];
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut namespaces: Vec<String> = Vec::new();
+    let mut out = Vec::new();
+    for n in command_lines(text) {
+        let mut words = lines[n as usize].split_whitespace();
+        match words.next() {
+            Some("namespace") => namespaces.extend(words.next().map(str::to_owned)),
+            Some("end") => {
+                namespaces.pop();
+            }
+            Some(keyword) if n >= a && n < b && KEYWORDS.contains(&keyword) => {
+                let name: Option<String> = words.next().map(|w| {
+                    w.chars()
+                        .take_while(|c| c.is_alphanumeric() || "_'.!?".contains(*c))
+                        .collect()
+                });
+                out.push(match (keyword, name) {
+                    ("example", _) | (_, None) => None,
+                    (_, Some(name)) => Some(
+                        namespaces
+                            .iter()
+                            .map(String::as_str)
+                            .chain([name.as_str()])
+                            .collect::<Vec<_>>()
+                            .join("."),
+                    ),
+                });
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+/// The copy of `text` the oracle syncs: with the tool's `#print axioms` question about each of
+/// `names` appended, one a line, and the line of the first.
+fn with_questions(text: &str, names: &[Option<String>]) -> (String, u64) {
+    let mut copy = text.to_owned();
+    if names.iter().any(Option::is_some) && !copy.is_empty() && !copy.ends_with('\n') {
+        copy.push('\n');
+    }
+    let first = copy.matches('\n').count() as u64;
+    for name in names.iter().flatten() {
+        copy.push_str(&format!(
+            "set_option pp.fullNames true in #print axioms _root_.{name}\n"
+        ));
+    }
+    (copy, first)
+}
+
+/// What Lean's answers to the questions say of `sorry`.
+#[derive(Debug, PartialEq)]
+enum Axioms {
+    /// Every declaration was asked about and answered; whether one lists `sorryAx`.
+    Answered(bool),
+    /// A declaration has no name, or an answer is not `'N' depends on …`/`… does not depend …`.
+    Unconfirmed,
+}
+
+/// Takes the answers (on a question line, at or after its `#print`) out of `copy` and reads them.
+fn answers(copy: &mut Vec<Item>, names: &[Option<String>], first: u64) -> Axioms {
+    let asked: Vec<&String> = names.iter().flatten().collect();
+    let is_answer = |d: &Item| d.0 >= first && d.0 < first + asked.len() as u64 && d.1 >= 32;
+    let said: Vec<Item> = copy.iter().filter(|d| is_answer(d)).cloned().collect();
+    copy.retain(|d| !is_answer(d));
+    if asked.len() < names.len() {
+        return Axioms::Unconfirmed;
+    }
+    let mut sorry = false;
+    for (k, name) in asked.iter().enumerate() {
+        let here: Vec<&Item> = said.iter().filter(|d| d.0 == first + k as u64).collect();
+        let [answer] = here[..] else {
+            return Axioms::Unconfirmed;
+        };
+        let shaped = answer.2 == "information"
+            && (answer.3 == format!("'{name}' does not depend on any axioms")
+                || answer
+                    .3
+                    .starts_with(&format!("'{name}' depends on axioms: [")));
+        if !shaped {
+            return Axioms::Unconfirmed;
+        }
+        sorry |= answer.3.contains("sorryAx");
+    }
+    Axioms::Answered(sorry)
+}
+
+/// Whether the edit's own text writes `sorry` or `admit` (outside a line comment).
+fn writes_sorry(edit: &Edit) -> bool {
+    edit.text.lines().any(|line| {
+        let code = line.split("--").next().unwrap_or_default();
+        code.split(|c: char| !(c.is_alphanumeric() || "_'.!?".contains(c)))
+            .any(|w| w == "sorry" || w == "admit")
+    })
+}
+
+/// The verdict the tool's rules give, from the copy's diagnostics (and Lean's answers about its
+/// axioms) and the base's.
+fn oracle(
+    base_text: &str,
+    base: &[Item],
+    text: &str,
+    (copy, axioms): (&[Item], &Axioms),
+    edit: &Edit,
+) -> &'static str {
+    let end = edit_end(edit);
     let (a, b) = declaration(text, edit.from, end);
     let (base_a, base_b) = declaration(base_text, edit.from, edit.to);
     let ours = |d: &&Item| d.0 >= a && d.0 < b;
@@ -334,8 +448,18 @@ fn oracle(base_text: &str, base: &[Item], text: &str, copy: &[Item], edit: &Edit
     }
     let ours_items: Vec<&Item> = copy.iter().filter(ours).collect();
     let base_items: Vec<&Item> = base.iter().filter(base_ours).collect();
-    let left = (goals(&ours_items), ours_items.iter().any(|d| uses_sorry(d)));
+    let mut left = (
+        goals(&ours_items),
+        ours_items.iter().any(|d| uses_sorry(d)) || writes_sorry(edit),
+    );
     let before = (goals(&base_items), base_items.iter().any(|d| uses_sorry(d)));
+    let would_close = !own_error && !new_elsewhere && left.0.is_empty() && !left.1;
+    if would_close {
+        match axioms {
+            Axioms::Unconfirmed => return "failed",
+            Axioms::Answered(sorry) => left.1 = *sorry,
+        }
+    }
     if own_error || new_elsewhere {
         "failed"
     } else if left.0.is_empty() && !left.1 {
@@ -388,10 +512,13 @@ fn try_edit_agrees_with_lean_on_the_edited_file_every_time() {
             for (edit, shown) in chunk.iter().zip(tried["candidates"].as_array().unwrap()) {
                 total += 1;
                 let text = applied(&base_text, edit);
+                let names = declared(&text, declaration(&text, edit.from, edit_end(edit)));
+                let (asked, first) = with_questions(&text, &names);
                 let copy_path = format!("Fixture/Copy{total}.lean");
-                project.write(&copy_path, &text);
-                let copy = items(&sync_all(&mut lean, &project, &copy_path));
-                let expected = oracle(&base_text, &base, &text, &copy, edit);
+                project.write(&copy_path, &asked);
+                let mut copy = items(&sync_all(&mut lean, &project, &copy_path));
+                let axioms = answers(&mut copy, &names, first);
+                let expected = oracle(&base_text, &base, &text, (&copy, &axioms), edit);
                 let verdict = shown["verdict"].as_str().unwrap();
                 if verdict != expected {
                     false_closed += usize::from(verdict == "closed");

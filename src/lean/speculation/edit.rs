@@ -10,16 +10,23 @@
 //!    *elsewhere*; a base diagnostic elsewhere is carried into the result's coordinates (one
 //!    after the edit moves with it), and an error elsewhere that no base error matches (start and
 //!    message) is *new*.
-//! 3. The verdict, in this order: `failed` when the declaration has an error other than
-//!    `unsolved goals`, or there is a new error elsewhere; `closed` when the declaration has no
-//!    `unsolved goals` and no ``declaration uses 'sorry'``; `progressed` when what remains of it
-//!    (its goals, and whether it uses `sorry`) differs from what remained of the base's;
-//!    otherwise `failed` (`noProgress`). Each verdict but `closed` says why (`reason`).
+//! 3. The declaration uses `sorry` when the candidate writes `sorry` or `admit`
+//!    (`syntax::writes_sorry`), when Lean warns so on it (in any wording: `probe`), or when
+//!    Lean's axioms of the declarations the edit touches list `sorryAx` (`axioms`, asked in the
+//!    same twin text). The verdict, in this order: `failed` when the declaration has an error
+//!    other than `unsolved goals`, or there is a new error elsewhere; `failed` with the typed
+//!    reason of `axioms::Axioms::unconfirmed` (`axiomsNotAnswered`, `axiomsNotAskable`) when
+//!    it would close but Lean's axioms could not rule `sorry` out — a verdict never rests on the
+//!    absence of a warning; `closed` when the declaration has no `unsolved goals` and does not
+//!    use `sorry`; `progressed` when what remains of it (its goals, and whether it uses `sorry`)
+//!    differs from what remained of the base's (its goals, and Lean's warnings); otherwise
+//!    `failed` (`noProgress`). Each verdict but `closed` says why (`reason`).
 //! 4. The goals are those Lean's `unsolved goals` errors on the declaration name, each message's
 //!    lines after the first, goal by goal (a blank line between two), in the goal shape
 //!    (`session::goals::parse_goal`); none when it closed. No other Lean request is needed.
 //! 5. The gate: the new errors elsewhere, the count of ``declaration uses 'sorry'`` warnings in
-//!    the base and in the result, and `statement_changed` when the declaration's statement
+//!    the base and in the result (one more in the result when the declaration uses `sorry` with
+//!    no warning on it), and `statement_changed` when the declaration's statement
 //!    (`syntax::statement`: everything before its body) is not the base's, byte for byte.
 //! 6. Bounded: at most [`MAX_DIAGNOSTICS`] diagnostics (the declaration's first, then the
 //!    others, each group in Lean's order), each message at most [`MAX_MESSAGE_CHARS`]
@@ -27,9 +34,10 @@
 
 use serde_json::{Value, json};
 
+use super::axioms::Axioms;
 use crate::lean::session::diagnostics::Diagnostic;
 use crate::lean::session::goals::parse_goal;
-use crate::lean::syntax::{Command, command_around, statement};
+use crate::lean::syntax::{Command, command_around, statement, writes_sorry};
 use crate::lean::text::{Position, offset_of, position_at};
 
 /// The most diagnostics a candidate's result carries.
@@ -124,14 +132,18 @@ pub struct Judged {
     pub truncated: bool,
     /// The regression gate.
     pub gate: Value,
+    /// Why Lean's axioms could not rule `sorry` out of a declaration that would close: a typed
+    /// reason and a message.
+    pub sorry_unconfirmed: Option<(&'static str, String)>,
 }
 
-/// Judges `applied`, whose text Lean answered with `diagnostics`, against the base's (see the
-/// contract); `path` names the file in the diagnostics.
+/// Judges `applied`, whose text Lean answered with `diagnostics` and `axioms`, against the
+/// base's (see the contract); `path` names the file in the diagnostics.
 pub fn judge(
     base: &[Diagnostic],
     applied: &Applied,
     diagnostics: &[Diagnostic],
+    axioms: &Axioms,
     path: &str,
 ) -> Judged {
     let ours = |d: &Diagnostic| within(d, &applied.declaration);
@@ -156,13 +168,22 @@ pub fn judge(
         }
     }
     let goals = goals_of(diagnostics.iter().filter(|d| ours(d)));
-    let sorry = diagnostics.iter().any(|d| ours(d) && is_sorry_warning(d));
+    let warned = diagnostics.iter().any(|d| ours(d) && is_sorry_warning(d));
+    let mut sorry = warned || writes_sorry(&applied.inserted);
     let base_goals = goals_of(base.iter().filter(|d| base_ours(d)));
     let base_sorry = base.iter().any(|d| base_ours(d) && is_sorry_warning(d));
+    let mut sorry_unconfirmed = None;
+    if own_errors == 0 && new_elsewhere.is_empty() && goals.is_empty() && !sorry {
+        // It would close: only Lean's axioms can say it does not use `sorry`.
+        sorry_unconfirmed = axioms.unconfirmed();
+        sorry = axioms.uses_sorry();
+    }
     let (verdict, reason) = if own_errors > 0 {
         (Verdict::Failed, Some("errorInDeclaration"))
     } else if !new_elsewhere.is_empty() {
         (Verdict::Failed, Some("newErrorElsewhere"))
+    } else if let Some((why, _)) = &sorry_unconfirmed {
+        (Verdict::Failed, Some(*why))
     } else if goals.is_empty() && !sorry {
         (Verdict::Closed, None)
     } else if (&goals, sorry) != (&base_goals, base_sorry) {
@@ -181,7 +202,8 @@ pub fn judge(
         "new_errors_elsewhere": new_elsewhere.iter().map(|d| item(d)).collect::<Vec<_>>(),
         "sorry": {
             "base": base.iter().filter(|d| is_sorry_warning(d)).count(),
-            "candidate": diagnostics.iter().filter(|d| is_sorry_warning(d)).count(),
+            "candidate": diagnostics.iter().filter(|d| is_sorry_warning(d)).count()
+                + usize::from(sorry && !warned),
         },
         "statement_changed": applied.statement_changed,
     });
@@ -202,6 +224,7 @@ pub fn judge(
         diagnostics: shown_items,
         truncated,
         gate,
+        sorry_unconfirmed,
     }
 }
 
@@ -293,6 +316,11 @@ mod tests {
         Position::new(line, character)
     }
 
+    /// Lean's axioms, answered, listing no `sorryAx`.
+    fn seen() -> Axioms {
+        Axioms::Answered { sorry: Vec::new() }
+    }
+
     fn diagnostic(severity: u64, from: Position, to: Position, message: &str) -> Diagnostic {
         Diagnostic::new(json!({"severity": severity, "message": message,
             "range": {"start": from.to_json(), "end": to.to_json()}}))
@@ -324,7 +352,13 @@ mod tests {
         let base_goals = diagnostic(1, p(0, 20), p(0, 22), "unsolved goals\n⊢ True");
         let base = vec![base_goals.clone()];
         let applied = apply(BASE, p(4, 2), p(6, 12), "exact ⟨hq, hp⟩");
-        let closed = judge(&base, &applied, std::slice::from_ref(&base_goals), "A.lean");
+        let closed = judge(
+            &base,
+            &applied,
+            std::slice::from_ref(&base_goals),
+            &seen(),
+            "A.lean",
+        );
         assert_eq!(
             closed.verdict,
             Verdict::Closed,
@@ -333,32 +367,65 @@ mod tests {
         assert_eq!(closed.gate["new_errors_elsewhere"], json!([]));
         let two = "unsolved goals\ncase left\np q : Prop\n⊢ q\n\ncase right\np q : Prop\n⊢ p";
         let goals = diagnostic(1, p(3, 53), p(3, 55), two);
-        let progressed = judge(&base, &applied, &[base_goals.clone(), goals.clone()], "A");
+        let progressed = judge(
+            &base,
+            &applied,
+            &[base_goals.clone(), goals.clone()],
+            &seen(),
+            "A",
+        );
         assert_eq!(progressed.verdict, Verdict::Progressed);
         assert_eq!(progressed.goals.len(), 2);
         assert_eq!(progressed.goals[1]["userName"], "right");
         assert_eq!(progressed.diagnostics[0]["in_edit"], false);
         let one = std::slice::from_ref(&goals);
-        let unchanged = judge(one, &applied, one, "A");
+        let unchanged = judge(one, &applied, one, &seen(), "A");
         assert_eq!(
             (unchanged.verdict, unchanged.reason),
             (Verdict::Failed, Some("noProgress"))
         );
         let own = diagnostic(1, p(4, 2), p(4, 7), "type mismatch");
-        let failed = judge(&base, &applied, &[base_goals.clone(), own], "A");
+        let failed = judge(&base, &applied, &[base_goals.clone(), own], &seen(), "A");
         assert_eq!(failed.verdict, Verdict::Failed);
         assert_eq!(failed.diagnostics[0]["in_edit"], true);
         let later = diagnostic(1, p(6, 0), p(6, 3), "unknown constant");
-        let elsewhere = judge(&base, &applied, &[base_goals, later], "A");
+        let elsewhere = judge(&base, &applied, &[base_goals, later], &seen(), "A");
         assert_eq!(elsewhere.reason, Some("newErrorElsewhere"));
         assert_eq!(
             elsewhere.gate["new_errors_elsewhere"][0]["message"],
             "unknown constant"
         );
         let sorry = diagnostic(2, p(3, 8), p(3, 9), "declaration uses `sorry`");
-        let with_sorry = judge(&[], &applied, &[sorry], "A");
+        let with_sorry = judge(&[], &applied, &[sorry], &seen(), "A");
         assert_eq!(with_sorry.verdict, Verdict::Progressed);
         assert_eq!(with_sorry.gate["sorry"], json!({"base": 0, "candidate": 1}));
+    }
+
+    #[test]
+    fn a_declaration_closes_only_when_lean_s_axioms_rule_sorry_out() {
+        let applied = apply(BASE, p(4, 2), p(6, 12), "exact ⟨hq, hp⟩");
+        let hidden = Axioms::Answered {
+            sorry: vec!["t".to_owned()],
+        };
+        let judged = judge(&[], &applied, &[], &hidden, "A");
+        assert_eq!(
+            (judged.verdict, judged.reason),
+            (Verdict::Progressed, Some("usesSorry"))
+        );
+        assert_eq!(judged.gate["sorry"], json!({"base": 0, "candidate": 1}));
+        let unanswered = Axioms::NotAnswered {
+            name: "t".to_owned(),
+            said: "no answer".to_owned(),
+        };
+        let judged = judge(&[], &applied, &[], &unanswered, "A");
+        assert_eq!(
+            (judged.verdict, judged.reason),
+            (Verdict::Failed, Some("axiomsNotAnswered"))
+        );
+        assert!(judged.sorry_unconfirmed.is_some());
+        let written = apply(BASE, p(4, 2), p(6, 12), "sorry");
+        let judged = judge(&[], &written, &[], &seen(), "A");
+        assert_eq!(judged.verdict, Verdict::Progressed, "a sorry of its own");
     }
 
     #[test]
@@ -366,7 +433,7 @@ mod tests {
         let applied = apply(BASE, p(4, 2), p(6, 12), "exact ⟨hq, hp⟩");
         let moved = diagnostic(1, p(8, 4), p(8, 9), "bad");
         let now = diagnostic(1, p(6, 4), p(6, 9), "bad");
-        let judged = judge(&[moved], &applied, &[now], "A");
+        let judged = judge(&[moved], &applied, &[now], &seen(), "A");
         assert_eq!(judged.verdict, Verdict::Closed, "{judged:?}");
         assert_eq!(
             carried(&applied, p(6, 14)),
@@ -381,7 +448,7 @@ mod tests {
         let many: Vec<Diagnostic> = (0..60)
             .map(|n| diagnostic(3, p(8, n), p(8, n + 1), &"x".repeat(2100)))
             .collect();
-        let judged = judge(&[], &applied, &many, "A");
+        let judged = judge(&[], &applied, &many, &seen(), "A");
         assert_eq!(judged.diagnostics.len(), MAX_DIAGNOSTICS);
         assert!(judged.truncated);
         let message = judged.diagnostics[0]["message"].as_str().unwrap();

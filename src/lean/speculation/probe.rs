@@ -19,14 +19,28 @@
 //!    probe causes: `declaration uses 'sorry'` on its name, an earlier tactic's error that stops
 //!    the block before the probe, a linter's warning. Only the `unsolved goals` error of a block
 //!    the probe is cut off in (its range encloses the probe) is not the probe's: the goals it
-//!    leaves are the proof state. Messages on earlier commands are the prefix's. Information
-//!    messages that are `[class]` traces go to `traces`; any of the probe's messages saying the
-//!    declaration uses `sorry` makes `uses_sorry` true.
+//!    leaves are the proof state (and the run leaves its declaration unfinished). Messages on
+//!    earlier commands are the prefix's. Information messages that are `[class]` traces go to
+//!    `traces`; any of the probe's messages saying the declaration uses `sorry`, in any of
+//!    Lean's wordings (`sorry`, ``sorry `«M:l:c»` `` under `pp.sorrySource`, `sorryAx …` under
+//!    `pp.all`), makes `uses_sorry` true — which says only that: its absence proves nothing
+//!    (`axioms`).
+//! 5. What a run touches, for `#print axioms` ([`touched`]): in tactic mode the declaration that
+//!    encloses the probe, in command mode what the probe's command declares (nothing, for a
+//!    command that declares nothing).
+//! 6. A probe that writes a terminal command (`#exit`, an `import` after the header:
+//!    `syntax::terminal_commands`) is refused before Lean is asked ([`refuse_terminal`]): Lean
+//!    would stop reading the twin there, and nothing after it would be checked. So is a probe at
+//!    a position after the file's own `#exit` (`afterTerminalCommand`): Lean would never reach
+//!    it. (The text before the position is looked at only when it holds `#exit` at all.)
 
 use serde_json::{Value, json};
 
+use crate::lean::error::HostError;
 use crate::lean::session::diagnostics::Diagnostic;
-use crate::lean::syntax::command_starts;
+use crate::lean::syntax::{
+    Declared, command_starts, declarations_in, header_end, terminal_commands,
+};
 use crate::lean::text::{Position, position_at};
 
 /// The message of a refused multi-command text starts with this.
@@ -143,6 +157,47 @@ fn ends_with_by(before: &str) -> bool {
         .is_some_and(|head| head.is_empty() || head.ends_with(char::is_whitespace))
 }
 
+/// The declarations a run in `twin` touches (see the contract).
+pub fn touched(twin: &TwinText, tactic: bool) -> Vec<Declared> {
+    let from = if tactic { twin.declaration } else { twin.start };
+    declarations_in(&twin.text, from, position_at(&twin.text, twin.text.len()))
+}
+
+/// Refuses `probe`, run at byte `anchor` of `real`, when it writes a terminal command (see the
+/// contract).
+pub fn refuse_terminal(real: &str, anchor: usize, probe: &str) -> Result<(), HostError> {
+    let prefix = &real[..anchor];
+    refuse_after_exit(prefix)?;
+    // The probe lies after the header unless everything before it is header.
+    let header = match header_end(prefix) {
+        end if end < prefix.len() => 0,
+        _ => header_end(&format!("{prefix}\n{probe}")).saturating_sub(prefix.len() + 1),
+    };
+    match terminal_commands(probe, header).first() {
+        Some(t) => Err(HostError::terminal_command(
+            t.command,
+            t.at.line,
+            t.at.character,
+        )),
+        None => Ok(()),
+    }
+}
+
+/// Refuses a position after the file's own `#exit`: `prefix` is the file's text before it (see
+/// the contract).
+pub fn refuse_after_exit(prefix: &str) -> Result<(), HostError> {
+    if !prefix.contains("#exit") {
+        return Ok(());
+    }
+    let exit = terminal_commands(prefix, prefix.len())
+        .into_iter()
+        .find(|t| t.command == "#exit");
+    match exit {
+        Some(t) => Err(HostError::after_terminal_command(t.command, t.at.line)),
+        None => Ok(()),
+    }
+}
+
 /// In command mode, the line numbers (0-based, in `text`) of every command after the first, as
 /// `syntax` finds command starts, if there are any: the text is then refused (see the contract).
 pub fn extra_commands(text: &str) -> Vec<u32> {
@@ -171,6 +226,8 @@ pub struct Outcome {
     pub traces: Vec<String>,
     /// One of the probe's messages says the declaration uses `sorry`.
     pub uses_sorry: bool,
+    /// The probe was cut off in a block with goals left: its declaration is unfinished.
+    pub cut_off: bool,
 }
 
 /// The run's result fields from the twin's diagnostics (see the contract).
@@ -201,6 +258,7 @@ pub fn outcome(diagnostics: &[Diagnostic], twin: &TwinText) -> Outcome {
         if from < twin.start && error && diagnostic.message.starts_with("unsolved goals") {
             let to = at("/fullRange/end").or_else(|| at("/range/end"));
             if to.is_none_or(|to| to >= twin.start) {
+                outcome.cut_off = true;
                 continue;
             }
         }
@@ -224,11 +282,17 @@ pub fn outcome(diagnostics: &[Diagnostic], twin: &TwinText) -> Outcome {
     outcome
 }
 
-/// Lean's ``declaration uses 'sorry'`` (quoted `'sorry'` in older Leans, `` `sorry` `` in newer).
+/// Lean's ``declaration uses 'sorry'`` (quoted `'sorry'` in older Leans, `` `sorry` `` in newer),
+/// also as `pp.sorrySource` (``sorry `«M:l:c»` ``) and `pp.all` (`` `sorryAx …` ``) word it.
 pub(super) fn is_sorry_warning(message: &str) -> bool {
     message
         .strip_prefix("declaration uses ")
-        .is_some_and(|rest| rest.trim_matches(['\'', '`']) == "sorry")
+        .is_some_and(|rest| {
+            let term = rest.trim_start_matches(['\'', '`']);
+            term.strip_prefix("sorry").is_some_and(|after| {
+                after.is_empty() || after.starts_with(['\'', '`', ' ']) || after.starts_with("Ax")
+            })
+        })
 }
 
 /// `[Meta.synthInstance] …`: a trace class in brackets, then the trace.
@@ -306,6 +370,53 @@ mod tests {
         let command = twin_text("def a := 1", 10, &steps(&["#check a"]), false);
         assert_eq!(command.text, "def a := 1\n#check a\n");
         assert_eq!(command.start, Position::new(1, 0));
+    }
+
+    #[test]
+    fn a_run_touches_its_declaration_or_what_its_command_declares() {
+        let anchor = offset_of(PROOF, Position::new(2, 2));
+        let tactic = twin_text(PROOF, anchor, &steps(&["exact h"]), true);
+        let names = |twin: &TwinText, tactic: bool| -> Vec<Option<String>> {
+            touched(twin, tactic).into_iter().map(|d| d.name).collect()
+        };
+        assert_eq!(names(&tactic, true), [Some("t".to_owned())]);
+        let real = "namespace N\ndef a := 1\n";
+        let command = twin_text(
+            real,
+            real.len(),
+            &steps(&["theorem u : True := trivial"]),
+            false,
+        );
+        assert_eq!(names(&command, false), [Some("N.u".to_owned())]);
+        let check = twin_text(real, real.len(), &steps(&["#check a"]), false);
+        assert!(names(&check, false).is_empty());
+        let example = twin_text(
+            real,
+            real.len(),
+            &steps(&["example : True := trivial"]),
+            false,
+        );
+        assert_eq!(names(&example, false), [None]);
+    }
+
+    #[test]
+    fn terminal_commands_are_refused() {
+        let refused = |real: &str, probe: &str| {
+            refuse_terminal(real, real.len(), probe).map_err(|e| e.data.unwrap()["command"].clone())
+        };
+        assert_eq!(
+            refused(PROOF, "rfl\n#exit"),
+            Err(serde_json::json!("#exit"))
+        );
+        assert_eq!(
+            refused(PROOF, "import Foo"),
+            Err(serde_json::json!("import"))
+        );
+        assert_eq!(refused("", "import Foo"), Ok(()), "a header of its own");
+        assert_eq!(refused(PROOF, "exact h -- #exit"), Ok(()));
+        let after = "theorem a : True := trivial\n#exit\n";
+        let error = refuse_terminal(after, after.len(), "#check a").unwrap_err();
+        assert_eq!(error.data.unwrap()["reason"], "afterTerminalCommand");
     }
 
     #[test]
@@ -411,6 +522,11 @@ mod tests {
         let own = diagnostic((3, 2), (3, 7), "type mismatch", 1);
         assert!(!super::outcome(&[own], &twin).success);
         assert!(is_sorry_warning("declaration uses 'sorry'"));
-        assert!(!is_sorry_warning("declaration uses `sorryAx`"));
+        assert!(is_sorry_warning("declaration uses `sorry `«A:3:2»`"));
+        assert!(is_sorry_warning(
+            "declaration uses `sorryAx (p) Bool.false`"
+        ));
+        assert!(!is_sorry_warning("declaration uses `sorry_lemma`"));
+        assert!(!is_sorry_warning("declaration uses `sorrySource`"));
     }
 }

@@ -18,12 +18,20 @@
 //!    file's does not (a candidate or a probe at the top of the file adding an import), the
 //!    error names them (`addedImports`): a Lake that sets a module up from its file on disk
 //!    (mid-2025) never built them for the twin, which the message says, with what to do.
-//! 3. The verdict is `{success, messages, traces, proof_state, uses_sorry}`: `success` when
-//!    neither the probe nor what it causes on its declaration raised an error (`probe`);
-//!    `proof_state` the goals after it (tactic mode, on success), else `null`; `uses_sorry` when
-//!    Lean says the declaration still depends on `sorry`. It keeps what Lean said of the twin's
-//!    text after the strict barrier (`receipt::lean_state`; `not_checked` for a text refused
-//!    before Lean was asked), which the run's receipt carries.
+//! 3. The verdict is `{success, messages, traces, proof_state, uses_sorry, sorry_unconfirmed?}`:
+//!    `success` when neither the probe nor what it causes on its declaration raised an error
+//!    (`probe`); `proof_state` the goals after it (tactic mode, on success), else `null`;
+//!    `uses_sorry` when the probe writes `sorry` or `admit` (`syntax::writes_sorry`), when one of
+//!    Lean's messages says so (`probe`), or when Lean's axioms of what the run touched list
+//!    `sorryAx` (`axioms`: asked in the same twin text, answered by the same barrier). A run
+//!    that finishes its work (command mode, or a proof the probe leaves with no goals) and would
+//!    be clean is clean only when Lean answered those axioms in Lean's shape: otherwise it
+//!    `uses_sorry`, with `sorry_unconfirmed: {reason, message}` (`axiomsNotAnswered`,
+//!    `axiomsNotAskable`) saying the `sorry` is not ruled out rather than seen. A run that leaves
+//!    goals is a step, not a finished proof: Lean admits the goals left with `sorry` of its own,
+//!    so its axioms cannot tell, and `uses_sorry` is what the probe and Lean's messages say. It
+//!    keeps what Lean said of the twin's text after the strict barrier (`receipt::lean_state`;
+//!    `not_checked` for a text refused before Lean was asked), which the run's receipt carries.
 //! 4. A verdict Lean gave is kept (`verdicts`), keyed by the text before the anchor, the anchor,
 //!    the probe's text and the state Lean was in; a run asked again answers from it (its
 //!    `checked` state included) and sends Lean nothing (not even a lease is taken).
@@ -32,6 +40,7 @@ use std::path::Path;
 
 use serde_json::{Value, json};
 
+use super::axioms::{self, Axioms};
 use super::handles::HandleState;
 use super::modes::ProofModes;
 use super::probe::{self, TwinText};
@@ -45,6 +54,7 @@ use crate::lean::session::mirror::Document;
 use crate::lean::session::receipt::{Reason, ReceiptState, lean_state};
 use crate::lean::session::report::LiveDiagnostics;
 use crate::lean::session::{Pin, TwinLease};
+use crate::lean::syntax::writes_sorry;
 use crate::lean::text::{Position, offset_of};
 use crate::lean::workspace::runtime::Runtime;
 
@@ -106,8 +116,12 @@ pub struct Verdict {
     pub traces: Vec<String>,
     /// The goals after it, in tactic mode on success.
     pub proof_state: Value,
-    /// Lean says the declaration, with the probe, still depends on `sorry`.
+    /// The probe writes `sorry`, or Lean says the declaration, with the probe, still depends on
+    /// it, or Lean's axioms could not rule it out (`sorry_unconfirmed`).
     pub uses_sorry: bool,
+    /// Why Lean's axioms could not rule `sorry` out, when they could not: a typed reason and a
+    /// message (see the contract).
+    pub sorry_unconfirmed: Option<(&'static str, String)>,
     /// What Lean said of the twin's text, for the run's receipt (`session/receipt.rs`).
     pub checked: ReceiptState,
 }
@@ -115,13 +129,17 @@ pub struct Verdict {
 impl Verdict {
     /// The verdict's result fields.
     pub fn to_json(&self) -> Value {
-        json!({
+        let mut shown = json!({
             "success": self.success,
             "messages": self.messages,
             "traces": self.traces,
             "proof_state": self.proof_state,
             "uses_sorry": self.uses_sorry,
-        })
+        });
+        if let Some((reason, message)) = &self.sorry_unconfirmed {
+            shown["sorry_unconfirmed"] = json!({"reason": reason, "message": message});
+        }
+        shown
     }
 }
 
@@ -148,13 +166,14 @@ pub async fn run(
                 traces: Vec::new(),
                 proof_state: Value::Null,
                 uses_sorry: false,
+                sorry_unconfirmed: None,
                 checked: ReceiptState::Incomplete(Reason::NotChecked),
             });
         }
     }
     let at = Position::new(start.line, start.character);
     let anchor = offset_of(&document.text, at);
-    let twin_text = probe::twin_text(&document.text, anchor, &start.steps, start.tactic);
+    let mut twin_text = probe::twin_text(&document.text, anchor, &start.steps, start.tactic);
     let generation = runtime.documents().generation();
     let key = Key {
         workspace: runtime.root().key().into(),
@@ -173,32 +192,56 @@ pub async fn run(
     if let Some(Cached::Run(verdict)) = verdicts.get(&key) {
         return Ok(verdict);
     }
-    let (ran, _lease) = in_twin(runtime, real, file, &twin_text, caller).await?;
-    let probe::Outcome {
-        success,
-        messages,
-        traces,
-        uses_sorry,
-    } = probe::outcome(&ran.diagnostics, &twin_text);
-    let proof_state = if start.tactic && success {
+    // Appended past the key: the questions follow from the text the key already names.
+    let touched = probe::touched(&twin_text, start.tactic);
+    let asked = axioms::ask(&mut twin_text.text, &touched);
+    let (mut ran, _lease) = in_twin(runtime, real, file, &twin_text, caller).await?;
+    let checked = lean_state(&ran);
+    let axioms = asked.take_answers(&mut ran.diagnostics);
+    let outcome = probe::outcome(&ran.diagnostics, &twin_text);
+    let proof_state = if start.tactic && outcome.success {
         plain_goals(runtime.documents(), &ran, twin_text.end, caller)
             .await?
             .map_or(Value::Null, |goals| json!({ "goals": goals }))
     } else {
         Value::Null
     };
-    let verdict = Verdict {
-        success,
-        messages,
-        traces,
-        proof_state,
-        uses_sorry,
-        checked: lean_state(&ran),
-    };
+    let written = start.steps.iter().any(|step| writes_sorry(step));
+    let verdict = judged(outcome, proof_state, written, &axioms, checked);
     if runtime.documents().generation() == generation {
         verdicts.put(key, Cached::Run(verdict.clone()));
     }
     Ok(verdict)
+}
+
+/// The verdict from the probe's outcome, the goals after it, whether it writes `sorry`, and
+/// Lean's axioms of what it touched (see the contract).
+fn judged(
+    outcome: probe::Outcome,
+    proof_state: Value,
+    written: bool,
+    axioms: &Axioms,
+    checked: ReceiptState,
+) -> Verdict {
+    let goals_left = proof_state["goals"]
+        .as_array()
+        .is_some_and(|goals| !goals.is_empty());
+    let finished = outcome.success && !outcome.cut_off && !goals_left;
+    let mut uses_sorry = outcome.uses_sorry || written;
+    let mut sorry_unconfirmed = None;
+    if finished && !uses_sorry {
+        sorry_unconfirmed = axioms.unconfirmed();
+        uses_sorry = axioms.uses_sorry() || sorry_unconfirmed.is_some();
+    }
+    Verdict {
+        success: outcome.success,
+        messages: outcome.messages,
+        traces: outcome.traces,
+        proof_state,
+        uses_sorry,
+        sorry_unconfirmed,
+        checked,
+    }
 }
 
 /// Gives the file's twin `text` and waits until Lean has finished that text; the twin as it then

@@ -9,9 +9,10 @@
 //!    waited for again, so a call asked again sends Lean nothing.
 //! 2. Each candidate's whole text goes to a twin leased for it alone (`run::in_twin`: the twin
 //!    sharing the longest prefix, the strict barrier for that exact text, `twinSetupFailed` for a
-//!    header Lean could not process), and its verdict is read from that text's diagnostics
-//!    alone: no other Lean request. A warm candidate costs at most one `didChange` and one
-//!    `waitForDiagnostics`; one Lean already judged (`verdicts`) costs nothing.
+//!    header Lean could not process), followed by the `#print axioms` questions about the
+//!    declarations the edit touches (`axioms`), and its verdict is read from that text's
+//!    diagnostics alone: no other Lean request. A warm candidate costs at most one `didChange`
+//!    and one `waitForDiagnostics`; one Lean already judged (`verdicts`) costs nothing.
 //! 3. Candidates run at once, as many as the twin bound lets in, the others waiting for a twin.
 //!    A candidate the deadline overtakes is `timeout`: its wait is dropped, which cancels its
 //!    Lean requests (`$/cancelRequest`), and the others still answer. With `first_closed`, the
@@ -20,7 +21,8 @@
 //!    a crash, Lean's timeout) fails the call with that typed error, naming the candidate in
 //!    `data.candidate`: never a verdict.
 //! 4. A `closed` candidate carries an apply-ready patch: the base's sha256, the range, the text,
-//!    and the sha256 of the result.
+//!    and the sha256 of the result. A candidate Lean's axioms could not confirm free of `sorry`
+//!    carries `sorry_unconfirmed: {reason, message}` (`edit`).
 
 use std::path::Path;
 
@@ -28,6 +30,7 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use serde_json::{Value, json};
 
+use super::axioms;
 use super::edit::{Applied, Judged, Verdict, judge};
 use super::probe::TwinText;
 use super::run::in_twin;
@@ -40,6 +43,7 @@ use crate::lean::session::fingerprint::sha256_hex;
 use crate::lean::session::mirror::Document;
 use crate::lean::session::receipt::{ReceiptState, lean_state};
 use crate::lean::session::report::LiveDiagnostics;
+use crate::lean::syntax::declarations_in;
 use crate::lean::workspace::runtime::Runtime;
 
 /// Which candidates answer.
@@ -147,14 +151,26 @@ impl Trial<'_> {
         if let Some(Cached::Edit(shown)) = self.verdicts.get(&key) {
             return Ok(shown);
         }
+        let mut text = applied.text.clone();
+        let (edited, declaration) = (&applied.declaration, applied.declaration.start);
+        let touched = declarations_in(&applied.text, declaration, edited.end);
+        let asked = axioms::ask(&mut text, &touched);
         let twin = TwinText {
-            text: applied.text.clone(),
+            text,
             start: applied.from,
             end: applied.edit_end,
-            declaration: applied.declaration.start,
+            declaration,
         };
-        let (ran, _lease) = in_twin(self.runtime, self.real, self.file, &twin, self.caller).await?;
-        let judged = judge(&base.diagnostics, applied, &ran.diagnostics, self.path);
+        let (mut ran, _lease) =
+            in_twin(self.runtime, self.real, self.file, &twin, self.caller).await?;
+        let axioms = asked.take_answers(&mut ran.diagnostics);
+        let judged = judge(
+            &base.diagnostics,
+            applied,
+            &ran.diagnostics,
+            &axioms,
+            self.path,
+        );
         let shown = shown(&judged, applied, &base.text);
         if set.generation() == generation {
             self.verdicts.put(key, Cached::Edit(shown.clone()));
@@ -177,6 +193,9 @@ fn shown(judged: &Judged, applied: &Applied, base: &str) -> Value {
     if judged.truncated {
         shown["truncated"] = json!(true);
     }
+    if let Some((reason, message)) = &judged.sorry_unconfirmed {
+        shown["sorry_unconfirmed"] = json!({"reason": reason, "message": message});
+    }
     if judged.verdict == Verdict::Closed {
         shown["patch"] = json!({
             "base_sha256": sha256_hex(base.as_bytes()),
@@ -194,7 +213,7 @@ fn unjudged(verdict: Verdict) -> Value {
 }
 
 /// `error`, naming the candidate it came from.
-fn for_candidate(mut error: HostError, n: usize) -> HostError {
+pub fn for_candidate(mut error: HostError, n: usize) -> HostError {
     error.message = format!("candidate {}: {}", n + 1, error.message);
     match error.data.as_mut() {
         Some(Value::Object(data)) => {

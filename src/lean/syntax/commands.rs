@@ -55,22 +55,26 @@ pub fn command_starts(text: &str) -> Vec<u32> {
 
 /// The lines `lean_todo` cuts a text at (see the contract), in order.
 pub fn command_lines(text: &str) -> Vec<u32> {
-    let lexed = Lexed::new(text);
-    let inside = inside_lines(&lexed);
+    lines_of(&Lexed::new(text))
+}
+
+/// [`command_lines`] of a text already lexed.
+pub(super) fn lines_of(lexed: &Lexed) -> Vec<u32> {
+    let inside = inside_lines(lexed);
     let line_of = |i: usize| lexed.positions[i].line;
     let alone = |i: usize| {
         let start = lexed.line_starts[line_of(i) as usize];
         (start..i).all(|j| lexed.chars[j].is_whitespace() && !is_comment(lexed.classes[j]))
     };
     let mut lines = vec![0];
-    for (line, at) in starts(&lexed, &inside) {
-        let doc = documented_by(&lexed, at).filter(|&doc| alone(doc));
+    for (line, at) in starts(lexed, &inside) {
+        let doc = documented_by(lexed, at).filter(|&doc| alone(doc));
         lines.push(doc.map_or(line, line_of));
     }
     let module_docs = lexed.spans.iter().map(|span| span.from);
     lines.extend(
         module_docs
-            .filter(|&from| starts_with(&lexed, from, "/-!") && alone(from))
+            .filter(|&from| starts_with(lexed, from, "/-!") && alone(from))
             .map(line_of),
     );
     lines.sort_unstable();

@@ -16,9 +16,13 @@
 //!    around it (`namespace`/`section`/`end` commands; `_root_.` opts out). A name that two
 //!    declarations answer to is ambiguous unless one of them has it as its full name. Its body
 //!    range runs from the first code after `:=` or `where` (or from the `|`) to just past the
-//!    command's last code.
+//!    command's last code. A declaration's keyword may follow `… in` prefixes (`set_option … in`,
+//!    `open … in`, `#guard_msgs … in`), and `mutual … end` is a scope that adds no namespace.
+//! 4. [`declarations_in`]: the declarations whose commands meet a range, each with its full name,
+//!    or none for one Lean names itself (an `example`, an `instance` without a name); commands
+//!    that declare nothing are left out.
 
-use super::commands::command_lines;
+use super::commands::lines_of;
 use super::lexer::{Class, Lexed};
 use crate::lean::text::Position;
 
@@ -75,6 +79,15 @@ pub struct Named {
     pub body: (Position, Position),
 }
 
+/// A declaration among a text's commands (see the contract).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declared {
+    /// Its command.
+    pub command: Command,
+    /// Its full name; `None` when Lean names it itself (`example`, an `instance` without one).
+    pub name: Option<String>,
+}
+
 /// Why no declaration was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotFound {
@@ -90,7 +103,7 @@ pub enum NotFound {
 /// the contract).
 pub fn command_around(text: &str, from: Position, to: Position) -> Command {
     let lexed = Lexed::new(text);
-    let cuts = command_lines(text);
+    let cuts = lines_of(&lexed);
     let last_char = if to > from {
         let at = index_of(&lexed, to);
         lexed.positions[at.saturating_sub(1)]
@@ -105,30 +118,11 @@ pub fn command_around(text: &str, from: Position, to: Position) -> Command {
 /// The declaration `name` (see the contract).
 pub fn declaration_named(text: &str, name: &str) -> Result<Named, NotFound> {
     let lexed = Lexed::new(text);
-    let cuts = command_lines(text);
-    let mut scopes: Vec<Option<String>> = Vec::new();
+    let cuts = lines_of(&lexed);
     let mut found: Vec<(String, bool, Command)> = Vec::new();
-    for k in 0..cuts.len() {
-        let command = command(&lexed, &cuts, k, k);
-        let words = words_between(&lexed, command.start, command.code_end);
-        match words.first().map(String::as_str) {
-            Some("namespace") => scopes.push(words.get(1).cloned()),
-            Some("section") => scopes.push(None),
-            Some("end") => {
-                scopes.pop();
-            }
-            _ => {}
-        }
-        let Some(written) = declared_name(&lexed, command) else {
+    for (command, declares) in commands(&lexed, &cuts) {
+        let Some(Some((written, full))) = declares else {
             continue;
-        };
-        let full = match written.strip_prefix("_root_.") {
-            Some(rooted) => rooted.to_owned(),
-            None => {
-                let mut parts: Vec<&str> = scopes.iter().flatten().map(String::as_str).collect();
-                parts.push(&written);
-                parts.join(".")
-            }
         };
         let answers = full == name || written == name || full.ends_with(&format!(".{name}"));
         if answers {
@@ -166,6 +160,60 @@ pub fn declaration_named(text: &str, name: &str) -> Result<Named, NotFound> {
         command,
         body: (lexed.positions[from], command.code_end),
     })
+}
+
+/// The declarations whose commands meet `[from, to)` (see the contract), in order.
+pub fn declarations_in(text: &str, from: Position, to: Position) -> Vec<Declared> {
+    let lexed = Lexed::new(text);
+    let cuts = lines_of(&lexed);
+    commands(&lexed, &cuts)
+        .into_iter()
+        .filter(|(command, _)| command.start < to.max(from) && command.end > from)
+        .filter_map(|(command, declares)| {
+            Some(Declared {
+                command,
+                name: declares?.map(|(_, full)| full),
+            })
+        })
+        .collect()
+}
+
+/// What a command declares: nothing; a declaration Lean names itself; or a name, as written and
+/// in full.
+type Declares = Option<Option<(String, String)>>;
+
+/// Each command of the text, with what it declares (see the contract).
+fn commands(lexed: &Lexed, cuts: &[u32]) -> Vec<(Command, Declares)> {
+    let mut scopes: Vec<Option<String>> = Vec::new();
+    let mut out = Vec::with_capacity(cuts.len());
+    for k in 0..cuts.len() {
+        let command = command(lexed, cuts, k, k);
+        let words = words_between(lexed, command.start, command.code_end);
+        match words.first().map(String::as_str) {
+            Some("namespace") => scopes.push(words.get(1).cloned()),
+            Some("section" | "mutual") => scopes.push(None),
+            Some("end") => {
+                scopes.pop();
+            }
+            _ => {}
+        }
+        let declares = declared_name(lexed, command).map(|written| {
+            written.map(|written| {
+                let full = match written.strip_prefix("_root_.") {
+                    Some(rooted) => rooted.to_owned(),
+                    None => {
+                        let mut parts: Vec<&str> =
+                            scopes.iter().flatten().map(String::as_str).collect();
+                        parts.push(&written);
+                        parts.join(".")
+                    }
+                };
+                (written, full)
+            })
+        });
+        out.push((command, declares));
+    }
+    out
 }
 
 /// The statement of `command` in `text` (see the contract).
@@ -254,8 +302,9 @@ fn words_between(lexed: &Lexed, from: Position, to: Position) -> Vec<String> {
         .collect()
 }
 
-/// The name a declaration command declares, as written.
-fn declared_name(lexed: &Lexed, command: Command) -> Option<String> {
+/// The name a declaration command declares, as written: `None` when the command declares
+/// nothing, `Some(None)` when Lean names the declaration itself (see the contract).
+fn declared_name(lexed: &Lexed, command: Command) -> Option<Option<String>> {
     let (from, to) = (
         index_of(lexed, command.start),
         index_of(lexed, command.code_end),
@@ -269,7 +318,9 @@ fn declared_name(lexed: &Lexed, command: Command) -> Option<String> {
     let text = |w: (usize, usize)| lexed.chars[w.0..w.1].iter().collect::<String>();
     let mut depth = 0usize;
     let mut previous_end = from;
-    for (k, &word) in words.iter().enumerate() {
+    let mut k = 0;
+    while let Some(&word) = words.get(k) {
+        k += 1;
         // Attributes (`@[simp, foo]`) are skipped by their brackets.
         for i in previous_end..word.0 {
             if lexed.classes[i] == Class::Code {
@@ -289,11 +340,21 @@ fn declared_name(lexed: &Lexed, command: Command) -> Option<String> {
             continue;
         }
         if !KEYWORDS.contains(&word_text.as_str()) {
-            return None;
+            // An `… in` prefix (`set_option o v in`, `#guard_msgs (drop warning) in`) scopes
+            // the command after it; any other word begins a command that declares nothing.
+            let scoped = words[k..].iter().position(|&w| lexed.is_keyword(w, "in"))?;
+            k += scoped + 1;
+            previous_end = words[k - 1].1;
+            continue;
         }
-        let next = words.get(k + 1)?;
+        if word_text == "example" {
+            return Some(None);
+        }
+        let Some(next) = words.get(k) else {
+            return Some(None);
+        };
         let adjacent = (word.1..next.0).all(|i| lexed.chars[i].is_whitespace());
-        return adjacent.then(|| text(*next));
+        return Some(adjacent.then(|| text(*next)));
     }
     None
 }
@@ -343,6 +404,47 @@ mod tests {
         let namespace = command_around(TEXT, p(0, 0), p(0, 1));
         assert_eq!(namespace.body, None);
         assert_eq!(statement(TEXT, &namespace), "namespace Fixture");
+    }
+
+    #[test]
+    fn the_declarations_a_range_meets_with_their_full_names() {
+        let names = |text: &str, from: Position, to: Position| -> Vec<Option<String>> {
+            declarations_in(text, from, to)
+                .into_iter()
+                .map(|d| d.name)
+                .collect()
+        };
+        assert_eq!(
+            names(TEXT, p(6, 2), p(6, 3)),
+            [Some("Fixture.and_swap".to_owned())]
+        );
+        assert_eq!(
+            names(TEXT, p(3, 0), p(6, 0)),
+            [
+                Some("Fixture.double".to_owned()),
+                Some("Fixture.and_swap".to_owned())
+            ]
+        );
+        assert_eq!(
+            names(TEXT, p(0, 0), p(1, 0)),
+            [] as [Option<String>; 0],
+            "a namespace"
+        );
+        let scoped = "namespace N\nset_option warn.sorry false in\n#guard_msgs (drop warning) in\n\
+                      theorem t : True := by\n  trivial\nexample : True := trivial\n\
+                      instance : Inhabited Nat := ⟨0⟩\nmutual\ntheorem m : True := trivial\nend\n\
+                      theorem after : True := trivial\nend N\n";
+        assert_eq!(
+            names(scoped, p(0, 0), p(99, 0)),
+            [
+                Some("N.t".to_owned()),
+                None,
+                None,
+                Some("N.m".to_owned()),
+                Some("N.after".to_owned())
+            ]
+        );
+        assert_eq!(declaration_named(scoped, "t").unwrap().name, "N.t");
     }
 
     #[test]

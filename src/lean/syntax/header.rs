@@ -6,13 +6,14 @@
 //! comments anywhere in it are skipped), and stops at the first code that is not part of it. It
 //! names each module once, in order. [`span`] is where the header stands: from its first token
 //! (where Lean's `Elab.processHeader` logs a failure to import, `header.getPos?`) to the end of
-//! its last, `None` for a file without one. Only the start of a long text is lexed: the header
+//! its last, `None` for a file without one; [`header_end`] the byte just past it (0 without
+//! one): an `import` from there on is no header's. Only the start of a long text is lexed: the header
 //! is its first code, so a prefix is read, longer only while the header runs to its end. A name
 //! that starts with a `«…»` part is not read (the lexer takes it for a literal): the header ends
 //! there.
 
 use super::lexer::Lexed;
-use crate::lean::text::Position;
+use crate::lean::text::{Position, offset_of};
 
 /// Words that may stand in a header besides the module names.
 const HEADER_WORDS: [&str; 7] = [
@@ -31,6 +32,11 @@ pub fn imports(text: &str) -> Vec<String> {
 /// contract).
 pub fn span(text: &str) -> Option<(Position, Position)> {
     header(text).span
+}
+
+/// The byte just past the header of `text`, 0 when it has none (see the contract).
+pub fn header_end(text: &str) -> usize {
+    span(text).map_or(0, |(_, end)| offset_of(text, end))
 }
 
 /// A header as read.
@@ -113,6 +119,14 @@ fn read(text: &str) -> Header {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_header_ends_past_its_last_token() {
+        let text = "-- c\nimport A\n\ntheorem t : True := trivial\n";
+        assert_eq!(header_end(text), text.find("\n\ntheorem").unwrap());
+        assert_eq!(header_end("import A\n"), 8, "all header");
+        assert_eq!(header_end("def x := 1"), 0);
+    }
 
     #[test]
     fn the_header_names_its_imports_in_order() {

@@ -3,9 +3,10 @@
 //! command of `lean_run_at`, `lean_todo`'s code action chunks), the tactic around a position
 //! (`tactics`, for `lean_goals`), a text's first tactic (the self-check), and declarations: the
 //! command around an edit, its statement and body, a declaration by name (`declarations`, for
-//! `lean_try_edit`); a text's identifiers and a statement normalized (`words`, for
-//! `lean_lock` and `lean_certify`); the files a text reads with `include_str` (`includes`, for
-//! receipts).
+//! `lean_try_edit`), the declarations a range meets with their full names (for `#print axioms`);
+//! a text's identifiers and a statement normalized (`words`, for `lean_lock` and
+//! `lean_certify`); the files a text reads with `include_str` (`includes`, for receipts); what a
+//! probe or candidate writes of its own: terminal commands, `sorry` (`probes`).
 //!
 //! Contract:
 //! 1. Everything here reads a text through the one lexer, so no two tools disagree about what
@@ -21,15 +22,19 @@ mod declarations;
 mod header;
 mod includes;
 mod lexer;
+mod probes;
 mod tactics;
 mod words;
 
 use crate::lean::text::Position;
 pub use commands::{command_lines, command_starts};
-pub use declarations::{Command, NotFound, command_around, declaration_named, statement};
-pub use header::{imports, span as header_span};
+pub use declarations::{
+    Command, Declared, NotFound, command_around, declaration_named, declarations_in, statement,
+};
+pub use header::{header_end, imports, span as header_span};
 pub use includes::includes;
 use lexer::Lexed;
+pub use probes::{terminal_commands, writes_sorry};
 pub use tactics::tactic_column;
 pub use words::{code_words, normalized, quoted_commands};
 

@@ -9,8 +9,11 @@
 //! 2. `lean_run_at*` take a version that must be current and a position inside the document;
 //!    the run's mode and anchor are Lean's (`run::start_at`); a command-mode text of more than
 //!    one command is refused with `success: false` and a `runAtSupportsOneCommandOnly:` message,
-//!    without asking Lean.
-//! 3. The result is the run's verdict `{success, messages, traces, proof_state, uses_sorry}`,
+//!    without asking Lean. A text that writes a terminal command (`#exit`, an `import` after the
+//!    header) is refused with `terminalCommand` before Lean is asked anything (`probe`), for
+//!    every run tool (a linear handle is spent all the same).
+//! 3. The result is the run's verdict `{success, messages, traces, proof_state, uses_sorry,
+//!    sorry_unconfirmed?}` (`run`: `uses_sorry` from Lean's axioms, not its warnings),
 //!    `next_handle`, only from the handle tools, on success, and the `receipt` of the document's
 //!    version the run's text came from, in the state of the twin's strict barrier for that text
 //!    (`superseded` when the document moved on meanwhile).
@@ -32,9 +35,9 @@ use crate::lean::session::Pin;
 use crate::lean::session::mirror::Document;
 use crate::lean::session::receipt;
 use crate::lean::speculation::handles::{Expected, HandleState};
-use crate::lean::speculation::run;
+use crate::lean::speculation::{probe, run};
 use crate::lean::state::HostState;
-use crate::lean::text::file_uri;
+use crate::lean::text::{Position, file_uri, offset_of};
 use crate::lean::tools::call::LeanCall;
 use crate::lean::workspace::runtime::Runtime;
 use crate::mcp::{ToolAnnotations, ToolSpec};
@@ -187,6 +190,8 @@ pub async fn call(
             let text = call.args.text("text")?;
             call.check_version(&document, version)?;
             let at = call.inside(&document, at)?;
+            let anchor = offset_of(&document.text, at);
+            probe::refuse_terminal(&document.text, anchor, text)?;
             let modes = &state.modes;
             let start = run::start_at(&runtime, &document, at, text, modes, &caller).await?;
             run.answer(start, tool == RUN_AT_HANDLE).await
@@ -204,7 +209,10 @@ pub async fn call(
                 state.handles.check(handle_argument?, expect)?
             };
             let mut start = handle.state;
-            start.steps.push(call.args.text("text")?.to_owned());
+            let text = call.args.text("text")?;
+            let at = Position::new(start.line, start.character);
+            probe::refuse_terminal(&document.text, offset_of(&document.text, at), text)?;
+            start.steps.push(text.to_owned());
             run.answer(start, true).await
         }
         other => Err(HostError::internal(format!(

@@ -9,8 +9,11 @@
 //!    a text the file no longer has.
 //! 2. A candidate is `{range, text}` (0-based lines, UTF-16 columns, inside the file, start not
 //!    after end) or `{declaration, body}`: the named declaration's body replaced
-//!    (`syntax::declaration_named`). Anything else, or a name no single declaration answers to,
-//!    is refused before Lean is asked, naming the candidate.
+//!    (`syntax::declaration_named`). Anything else, a name no single declaration answers to, or a
+//!    text that writes a terminal command (`#exit`, an `import` after the header:
+//!    `syntax::terminal_commands`, `terminalCommand`), or an edit after the file's own `#exit`
+//!    (`afterTerminalCommand`: Lean would never check it), is refused before Lean is asked,
+//!    naming the candidate.
 //! 3. The candidates run side by side over the twin pool under one deadline (`timeout_ms`, at
 //!    most the Lean timeout; `speculation/trial.rs`); `prefer: "first_closed"` stops at the first
 //!    that closes, the ones not finished then answering `skipped`. The result is `{path, version,
@@ -27,10 +30,11 @@ use crate::lean::session::fingerprint::sha256_hex;
 use crate::lean::session::mirror::Document;
 use crate::lean::session::receipt;
 use crate::lean::speculation::edit::{Applied, MAX_DIAGNOSTICS, apply};
-use crate::lean::speculation::trial::{Prefer, Trial};
+use crate::lean::speculation::probe::refuse_after_exit;
+use crate::lean::speculation::trial::{Prefer, Trial, for_candidate};
 use crate::lean::state::HostState;
-use crate::lean::syntax::{NotFound, declaration_named};
-use crate::lean::text::Position;
+use crate::lean::syntax::{NotFound, declaration_named, header_end, terminal_commands};
+use crate::lean::text::{Position, offset_of};
 use crate::lean::tools::call::LeanCall;
 use crate::mcp::ToolSpec;
 
@@ -40,10 +44,10 @@ pub const TRY_EDIT: &str = "lean_try_edit";
 /// What each verdict means, for `--help`; the tool's description names the same verdicts more
 /// briefly, to keep the tool list small.
 pub const VERDICTS_EXPLAINED: &str = "closed (Lean confirmed the edited declaration has no \
-    error, goal or sorry, and the file no new error; with an apply-ready patch), progressed (no \
-    error, goals remain and changed), failed (an error in the declaration, a new error \
-    elsewhere, or no progress: see reason), timeout (past timeout_ms) or skipped (prefer: \
-    first_closed stopped first)";
+    error, goal or sorry, by its #print axioms too, and the file no new error; with an \
+    apply-ready patch), progressed (no error, goals remain and changed), failed (an error in the \
+    declaration, a new error elsewhere, no progress, or a sorry Lean's axioms could not rule out: \
+    see reason), timeout (past timeout_ms) or skipped (prefer: first_closed stopped first)";
 
 /// The most candidates one call takes.
 pub const MAX_CANDIDATES: usize = 16;
@@ -271,7 +275,17 @@ fn one(
             }
         },
     };
-    Ok(apply(&base.text, from, to, text))
+    let applied = apply(&base.text, from, to, text);
+    // Where the candidate's text lies in the result, and where the result's header ends.
+    let start = offset_of(&applied.text, from);
+    refuse_after_exit(&applied.text[..start]).map_err(|e| for_candidate(e, n))?;
+    let header = header_end(&applied.text).saturating_sub(start);
+    if let Some(terminal) = terminal_commands(text, header).first() {
+        let at = terminal.at;
+        let error = HostError::terminal_command(terminal.command, at.line, at.character);
+        return Err(for_candidate(error, n));
+    }
+    Ok(applied)
 }
 
 fn refused(n: usize, reason: &'static str, why: String) -> HostError {
