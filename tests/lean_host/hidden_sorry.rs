@@ -292,3 +292,26 @@ fn terminal_commands_in_a_candidate_or_a_probe_are_refused() {
     assert_eq!(after["data"]["reason"], "afterTerminalCommand", "{after}");
     lean.finish_without_violations();
 }
+
+/// Newer Leans print `#print axioms` names as the scope shortens them unless `pp.fullNames` is
+/// set (`FAKE_LEAN_PRINT_AXIOMS=short`): inside `namespace N`, an axiom `N.sorryAx` would print
+/// as `sorryAx` and Lean's own as `_root_.sorryAx`. The questions set `pp.fullNames`, so a proof
+/// that uses the user's axiom, and no `sorry`, closes in either era.
+#[test]
+fn axioms_read_alike_in_either_era_of_print_axioms() {
+    if crate::harness::fake_only("the eras of #print axioms") {
+        return;
+    }
+    let text = proof("namespace N\naxiom sorryAx : False", "exact (sorryAx.elim)");
+    for era in ["full", "short"] {
+        let project = Project::fixture();
+        let mut lean = Lean::start(&[&project], &[], &[("FAKE_LEAN_PRINT_AXIOMS", era)]);
+        let (result, runs) = judged(&mut lean, &project, &text);
+        assert_eq!(
+            result["candidates"][0]["verdict"], "closed",
+            "{era}: {result}"
+        );
+        assert!(clean(&runs[0]), "{era}: {runs:?}");
+        lean.finish_without_violations();
+    }
+}

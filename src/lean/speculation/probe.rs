@@ -168,12 +168,14 @@ pub fn touched(twin: &TwinText, tactic: bool) -> Vec<Declared> {
 pub fn refuse_terminal(real: &str, anchor: usize, probe: &str) -> Result<(), HostError> {
     let prefix = &real[..anchor];
     refuse_after_exit(prefix)?;
-    // The probe lies after the header unless everything before it is header.
-    let header = match header_end(prefix) {
-        end if end < prefix.len() => 0,
-        _ => header_end(&format!("{prefix}\n{probe}")).saturating_sub(prefix.len() + 1),
-    };
-    match terminal_commands(probe, header).first() {
+    // An import is terminal after the header; whether the probe's own imports extend it is read
+    // from the whole text only when it writes one at all.
+    let mut found = terminal_commands(probe, 0);
+    if found.iter().any(|t| t.command == "import") {
+        let header = header_end(&format!("{prefix}\n{probe}")).saturating_sub(prefix.len() + 1);
+        found = terminal_commands(probe, header);
+    }
+    match found.first() {
         Some(t) => Err(HostError::terminal_command(
             t.command,
             t.at.line,
@@ -413,6 +415,11 @@ mod tests {
             Err(serde_json::json!("import"))
         );
         assert_eq!(refused("", "import Foo"), Ok(()), "a header of its own");
+        assert_eq!(
+            refused("import A\n", "import B"),
+            Ok(()),
+            "the header goes on"
+        );
         assert_eq!(refused(PROOF, "exact h -- #exit"), Ok(()));
         let after = "theorem a : True := trivial\n#exit\n";
         let error = refuse_terminal(after, after.len(), "#check a").unwrap_err();
