@@ -55,22 +55,26 @@ pub fn command_starts(text: &str) -> Vec<u32> {
 
 /// The lines `lean_todo` cuts a text at (see the contract), in order.
 pub fn command_lines(text: &str) -> Vec<u32> {
-    let lexed = Lexed::new(text);
-    let inside = inside_lines(&lexed);
+    cuts(&Lexed::new(text))
+}
+
+/// [`command_lines`] of a text already read.
+pub(super) fn cuts(lexed: &Lexed) -> Vec<u32> {
+    let inside = inside_lines(lexed);
     let line_of = |i: usize| lexed.positions[i].line;
     let alone = |i: usize| {
         let start = lexed.line_starts[line_of(i) as usize];
         (start..i).all(|j| lexed.chars[j].is_whitespace() && !is_comment(lexed.classes[j]))
     };
     let mut lines = vec![0];
-    for (line, at) in starts(&lexed, &inside) {
-        let doc = documented_by(&lexed, at).filter(|&doc| alone(doc));
+    for (line, at) in starts(lexed, &inside) {
+        let doc = documented_by(lexed, at).filter(|&doc| alone(doc));
         lines.push(doc.map_or(line, line_of));
     }
     let module_docs = lexed.spans.iter().map(|span| span.from);
     lines.extend(
         module_docs
-            .filter(|&from| starts_with(&lexed, from, "/-!") && alone(from))
+            .filter(|&from| starts_with(lexed, from, "/-!") && alone(from))
             .map(line_of),
     );
     lines.sort_unstable();
@@ -101,7 +105,9 @@ fn starts(lexed: &Lexed, inside: &[bool]) -> Vec<(u32, usize)> {
 /// the comment just before it, past blank space and other comments.
 fn documented_by(lexed: &Lexed, at: usize) -> Option<usize> {
     let mut before = at;
-    for span in lexed.spans.iter().rev().filter(|span| span.to <= at) {
+    // Spans come in the order they end: those ending by `at` are a prefix of them.
+    let ended = lexed.spans.partition_point(|span| span.to <= at);
+    for span in lexed.spans[..ended].iter().rev() {
         let blank = (span.to..before).all(|i| lexed.chars[i].is_whitespace());
         if span.to > before || !blank || !is_comment(lexed.classes[span.from]) {
             return None;

@@ -10,46 +10,18 @@
 //!    `where`, or a `|` opening a line of its own after the command's first line (a definition
 //!    by pattern matching); its *statement* is everything before (the whole command when it has
 //!    no body: a command that is not a definition is all statement).
-//! 3. [`declaration_named`] finds a declaration by name: the word after its keyword (`def`,
-//!    `theorem`, `lemma`, `abbrev`, `instance`, `example`, `opaque`, `axiom`, `structure`,
-//!    `class`, `inductive`), after attributes and modifiers, as written or with the namespaces
-//!    around it (`namespace`/`section`/`end` commands; `_root_.` opts out). A name that two
-//!    declarations answer to is ambiguous unless one of them has it as its full name. Its body
-//!    range runs from the first code after `:=` or `where` (or from the `|`) to just past the
-//!    command's last code.
+//! 3. [`entries`]: every command of a text one by one: the cuts of 1, and within a `mutual`
+//!    block written indented, each line whose first code is a declaration's keyword, modifier
+//!    or attribute (`@[`); each with what it declares and its full name (`names`).
+//! 4. [`declaration_named`] finds a declaration by name among the [`entries`]: as written or
+//!    with the namespaces around it. A name that two declarations answer to is ambiguous unless
+//!    one of them has it as its full name. Its body range runs from the first code after `:=`
+//!    or `where` (or from the `|`) to just past the command's last code.
 
-use super::commands::command_lines;
+use super::commands::cuts;
 use super::lexer::{Class, Lexed};
+use super::names::{Declared, KEYWORDS, MODIFIERS, Scopes, declared, first_word};
 use crate::lean::text::Position;
-
-/// Keywords that introduce a named declaration.
-const KEYWORDS: [&str; 12] = [
-    "def",
-    "theorem",
-    "lemma",
-    "abbrev",
-    "instance",
-    "example",
-    "opaque",
-    "axiom",
-    "structure",
-    "class",
-    "inductive",
-    "coinductive",
-];
-
-/// Words that may stand before a declaration's keyword.
-const MODIFIERS: [&str; 9] = [
-    "private",
-    "protected",
-    "public",
-    "noncomputable",
-    "partial",
-    "unsafe",
-    "nonrec",
-    "scoped",
-    "local",
-];
 
 /// One or more whole commands of a text (see the contract).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -90,7 +62,7 @@ pub enum NotFound {
 /// the contract).
 pub fn command_around(text: &str, from: Position, to: Position) -> Command {
     let lexed = Lexed::new(text);
-    let cuts = command_lines(text);
+    let cuts = cuts(&lexed);
     let last_char = if to > from {
         let at = index_of(&lexed, to);
         lexed.positions[at.saturating_sub(1)]
@@ -102,37 +74,102 @@ pub fn command_around(text: &str, from: Position, to: Position) -> Command {
     command(&lexed, &cuts, first, last)
 }
 
+/// One command of a text, with what it declares (see the contract).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The command.
+    pub command: Command,
+    /// What it declares, if it declares.
+    pub declared: Option<Declared>,
+    /// The full name of what it declares, if that has a name.
+    pub full: Option<String>,
+}
+
+/// Every command of `lexed` one by one (see the contract).
+pub fn entries(lexed: &Lexed) -> Vec<Entry> {
+    let cuts = entry_cuts(lexed);
+    let mut scopes = Scopes::default();
+    (0..cuts.len())
+        .map(|k| {
+            let command = command(lexed, &cuts, k, k);
+            let (from, to) = (
+                index_of(lexed, command.start),
+                index_of(lexed, command.code_end),
+            );
+            scopes.enter(lexed, from, to);
+            let declared = declared(lexed, from, to);
+            let written = declared.as_ref().and_then(|d| d.name.as_ref());
+            let full = written.map(|name| scopes.full(&name.text));
+            Entry {
+                command,
+                declared,
+                full,
+            }
+        })
+        .collect()
+}
+
+/// The lines [`entries`] start on (see the contract).
+fn entry_cuts(lexed: &Lexed) -> Vec<u32> {
+    let cuts = cuts(lexed);
+    let line_start = |line: u32| {
+        let at = lexed.line_starts.get(line as usize).copied();
+        at.unwrap_or(lexed.chars.len())
+    };
+    let mut all = Vec::with_capacity(cuts.len());
+    for (k, &line) in cuts.iter().enumerate() {
+        all.push(line);
+        let next = cuts
+            .get(k + 1)
+            .copied()
+            .unwrap_or(lexed.line_starts.len() as u32);
+        let mutual = first_word(lexed, line_start(line), line_start(next))
+            .is_some_and(|w| lexed.is_keyword(w, "mutual"));
+        if mutual {
+            all.extend(
+                (line + 1..next).filter(|&inner| opens_declaration(lexed, line_start(inner))),
+            );
+        }
+    }
+    all
+}
+
+/// Whether the line starting at character `start` begins with a declaration's keyword,
+/// modifier or attribute.
+fn opens_declaration(lexed: &Lexed, start: usize) -> bool {
+    let Some(first) = (start..lexed.chars.len())
+        .find(|&i| !lexed.chars[i].is_whitespace() || lexed.chars[i] == '\n')
+    else {
+        return false;
+    };
+    if lexed.classes[first] != Class::Code || lexed.chars[first] == '\n' {
+        return false;
+    }
+    if lexed.chars[first] == '@' {
+        return lexed.chars.get(first + 1) == Some(&'[');
+    }
+    let Ok(k) = lexed.words.binary_search_by_key(&first, |w| w.0) else {
+        return false;
+    };
+    let word = lexed.words[k];
+    KEYWORDS
+        .iter()
+        .chain(&MODIFIERS)
+        .any(|keyword| lexed.is_keyword(word, keyword))
+}
+
 /// The declaration `name` (see the contract).
 pub fn declaration_named(text: &str, name: &str) -> Result<Named, NotFound> {
     let lexed = Lexed::new(text);
-    let cuts = command_lines(text);
-    let mut scopes: Vec<Option<String>> = Vec::new();
     let mut found: Vec<(String, bool, Command)> = Vec::new();
-    for k in 0..cuts.len() {
-        let command = command(&lexed, &cuts, k, k);
-        let words = words_between(&lexed, command.start, command.code_end);
-        match words.first().map(String::as_str) {
-            Some("namespace") => scopes.push(words.get(1).cloned()),
-            Some("section") => scopes.push(None),
-            Some("end") => {
-                scopes.pop();
-            }
-            _ => {}
-        }
-        let Some(written) = declared_name(&lexed, command) else {
+    for entry in entries(&lexed) {
+        let (Some(full), Some(declared)) = (entry.full, &entry.declared) else {
             continue;
         };
-        let full = match written.strip_prefix("_root_.") {
-            Some(rooted) => rooted.to_owned(),
-            None => {
-                let mut parts: Vec<&str> = scopes.iter().flatten().map(String::as_str).collect();
-                parts.push(&written);
-                parts.join(".")
-            }
-        };
+        let written = declared.name.as_ref().map_or("", |n| n.text.as_str());
         let answers = full == name || written == name || full.ends_with(&format!(".{name}"));
         if answers {
-            found.push((full.clone(), full == name, command));
+            found.push((full.clone(), full == name, entry.command));
         }
     }
     let chosen = match found.len() {
@@ -181,7 +218,7 @@ fn cut_at(cuts: &[u32], line: u32) -> usize {
 }
 
 /// The commands from cut `first` to cut `last`, read.
-fn command(lexed: &Lexed, cuts: &[u32], first: usize, last: usize) -> Command {
+pub(super) fn command(lexed: &Lexed, cuts: &[u32], first: usize, last: usize) -> Command {
     let line_start = |line: u32| {
         let at = lexed
             .line_starts
@@ -243,63 +280,8 @@ fn word_at(lexed: &Lexed, i: usize) -> Option<&'static str> {
     lexed.is_keyword(lexed.words[k], "where").then_some("where")
 }
 
-/// The words of the code between two positions, in order.
-fn words_between(lexed: &Lexed, from: Position, to: Position) -> Vec<String> {
-    let (from, to) = (index_of(lexed, from), index_of(lexed, to));
-    lexed
-        .words
-        .iter()
-        .filter(|w| w.0 >= from && w.1 <= to)
-        .map(|&(a, b)| lexed.chars[a..b].iter().collect())
-        .collect()
-}
-
-/// The name a declaration command declares, as written.
-fn declared_name(lexed: &Lexed, command: Command) -> Option<String> {
-    let (from, to) = (
-        index_of(lexed, command.start),
-        index_of(lexed, command.code_end),
-    );
-    let words: Vec<(usize, usize)> = lexed
-        .words
-        .iter()
-        .copied()
-        .filter(|w| w.0 >= from && w.1 <= to)
-        .collect();
-    let text = |w: (usize, usize)| lexed.chars[w.0..w.1].iter().collect::<String>();
-    let mut depth = 0usize;
-    let mut previous_end = from;
-    for (k, &word) in words.iter().enumerate() {
-        // Attributes (`@[simp, foo]`) are skipped by their brackets.
-        for i in previous_end..word.0 {
-            if lexed.classes[i] == Class::Code {
-                match lexed.chars[i] {
-                    '[' => depth += 1,
-                    ']' => depth = depth.saturating_sub(1),
-                    _ => {}
-                }
-            }
-        }
-        previous_end = word.1;
-        if depth > 0 {
-            continue;
-        }
-        let word_text = text(word);
-        if MODIFIERS.contains(&word_text.as_str()) {
-            continue;
-        }
-        if !KEYWORDS.contains(&word_text.as_str()) {
-            return None;
-        }
-        let next = words.get(k + 1)?;
-        let adjacent = (word.1..next.0).all(|i| lexed.chars[i].is_whitespace());
-        return adjacent.then(|| text(*next));
-    }
-    None
-}
-
 /// The index of the character at `at` (the text's end for a position past it).
-fn index_of(lexed: &Lexed, at: Position) -> usize {
+pub(super) fn index_of(lexed: &Lexed, at: Position) -> usize {
     lexed.positions.partition_point(|p| *p < at)
 }
 
@@ -374,6 +356,18 @@ mod tests {
         assert_eq!(
             declaration_named("axiom ax : False\n", "ax"),
             Err(NotFound::NoBody("ax".into()))
+        );
+        let scoped = "noncomputable section\nnamespace A\nend A\nend\nnamespace B\n\
+                      set_option maxHeartbeats 1 in\ntheorem t : True := trivial\nend B\n";
+        let t = declaration_named(scoped, "t").unwrap();
+        assert_eq!((t.name.as_str(), t.command.start), ("B.t", p(5, 0)));
+        let mutual = "mutual\n  def even : Nat → Bool\n    | 0 => true\n    | n + 1 => odd n\n  \
+                      def odd : Nat → Bool\n    | 0 => false\n    | n + 1 => even n\nend\n";
+        let odd = declaration_named(mutual, "odd").unwrap();
+        assert_eq!(
+            odd.body,
+            (p(5, 4), p(6, 21)),
+            "one of an indented mutual block"
         );
     }
 }

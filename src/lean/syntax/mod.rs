@@ -3,8 +3,8 @@
 //! command of `lean_run_at`, `lean_todo`'s code action chunks), the tactic around a position
 //! (`tactics`, for `lean_goals`), a text's first tactic (the self-check), and declarations: the
 //! command around an edit, its statement and body, a declaration by name (`declarations`, for
-//! `lean_try_edit`); a text's identifiers and a statement normalized (`words`, for
-//! `lean_lock` and `lean_certify`).
+//! `lean_try_edit`), what each declares and its full name (`names`); a text's identifiers and
+//! a statement normalized (`words`, for `lean_lock` and `lean_certify`).
 //!
 //! Contract:
 //! 1. Everything here reads a text through the one lexer, so no two tools disagree about what
@@ -19,6 +19,7 @@ mod commands;
 mod declarations;
 mod header;
 mod lexer;
+mod names;
 mod tactics;
 mod words;
 
