@@ -3,7 +3,8 @@
 //! command of `lean_run_at`, `lean_todo`'s code action chunks), the tactic around a position
 //! (`tactics`, for `lean_goals`), a text's first tactic (the self-check), and declarations: the
 //! command around an edit, its statement and body, a declaration by name (`declarations`, for
-//! `lean_try_edit`), what each declares and its full name (`names`); a text's identifiers and
+//! `lean_try_edit`), what each declares and its full name (`names`); what a text states and
+//! what an edit changes of it (`statements`, `lean_try_edit`'s gate); a text's identifiers and
 //! a statement normalized (`words`, for `lean_lock` and `lean_certify`).
 //!
 //! Contract:
@@ -20,6 +21,7 @@ mod declarations;
 mod header;
 mod lexer;
 mod names;
+mod statements;
 mod tactics;
 mod words;
 
@@ -28,6 +30,7 @@ pub use commands::{command_lines, command_starts};
 pub use declarations::{Command, NotFound, command_around, declaration_named, statement};
 pub use header::imports;
 use lexer::Lexed;
+pub use statements::{Change, statement_changes};
 pub use tactics::tactic_column;
 pub use words::{code_words, normalized, quoted_commands};
 
