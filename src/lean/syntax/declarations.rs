@@ -10,9 +10,14 @@
 //!    `where`, or a `|` opening a line of its own after the command's first line (a definition
 //!    by pattern matching); its *statement* is everything before (the whole command when it has
 //!    no body: a command that is not a definition is all statement).
-//! 3. [`entries`]: every command of a text one by one: the cuts of 1, and within a `mutual`
-//!    block written indented, each line whose first code is a declaration's keyword, modifier
-//!    or attribute (`@[`); each with what it declares and its full name (`names`).
+//! 3. [`entries`]: every command of a text one by one, each with what it declares and its full
+//!    name (`names`): the cuts of 1, and a command Lean would begin inside another, wherever it
+//!    stands (indented in a `mutual` block, after a proof on the same line): a word Lean
+//!    reserves for commands (a declaration's keyword, [`COMMAND_WORDS`], or `#` and a word but
+//!    the tactics [`HASH_TACTICS`]), in code at bracket depth 0, after the command's own first
+//!    word (`names::command_word`), with the attributes and modifiers just before it; but not
+//!    `inductive` or `abbrev` after `class`, `instance` after `deriving`, nor `open` or
+//!    `set_option` followed by `in` on their line (they scope a term or tactic).
 //! 4. [`declaration_named`] finds a declaration by name among the [`entries`]: as written or
 //!    with the namespaces around it. A name that two declarations answer to is ambiguous unless
 //!    one of them has it as its full name. Its body range runs from the first code after `:=`
@@ -20,13 +25,44 @@
 
 use super::commands::cuts;
 use super::lexer::{Class, Lexed};
-use super::names::{Declared, KEYWORDS, MODIFIERS, Scopes, declared, first_word};
+use super::names::{Declared, KEYWORDS, MODIFIERS, Scopes, command_word, declared};
 use crate::lean::text::Position;
+
+/// Words Lean reserves for commands besides declarations' keywords (see the contract, 3).
+const COMMAND_WORDS: [&str; 23] = [
+    "namespace",
+    "section",
+    "end",
+    "mutual",
+    "universe",
+    "variable",
+    "open",
+    "export",
+    "set_option",
+    "attribute",
+    "notation",
+    "infix",
+    "infixl",
+    "infixr",
+    "prefix",
+    "postfix",
+    "macro",
+    "macro_rules",
+    "syntax",
+    "elab",
+    "elab_rules",
+    "declare_syntax_cat",
+    "initialize",
+];
+
+/// `#` words that are tactics too (Mathlib's), which change no statement either way.
+const HASH_TACTICS: [&str; 3] = ["check", "find", "adaptation_note"];
 
 /// One or more whole commands of a text (see the contract).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Command {
-    /// Its first character (column 0 of its first line).
+    /// Its first character (column 0 of its first line, but for one that begins inside a line:
+    /// [`entries`]).
     pub start: Position,
     /// The next command's start, or the text's end.
     pub end: Position,
@@ -87,17 +123,17 @@ pub struct Entry {
 
 /// Every command of `lexed` one by one (see the contract).
 pub fn entries(lexed: &Lexed) -> Vec<Entry> {
-    let cuts = entry_cuts(lexed);
     let mut scopes = Scopes::default();
-    (0..cuts.len())
-        .map(|k| {
-            let command = command(lexed, &cuts, k, k);
-            let (from, to) = (
-                index_of(lexed, command.start),
-                index_of(lexed, command.code_end),
-            );
-            scopes.enter(lexed, from, to);
-            let declared = declared(lexed, from, to);
+    let bounds = entry_bounds(lexed);
+    bounds
+        .iter()
+        .enumerate()
+        .map(|(k, &from)| {
+            let to = bounds.get(k + 1).copied().unwrap_or(lexed.chars.len());
+            let command = command_between(lexed, from, to);
+            let code_end = index_of(lexed, command.code_end);
+            scopes.enter(lexed, from, code_end);
+            let declared = declared(lexed, from, code_end);
             let written = declared.as_ref().and_then(|d| d.name.as_ref());
             let full = written.map(|name| scopes.full(&name.text));
             Entry {
@@ -109,53 +145,127 @@ pub fn entries(lexed: &Lexed) -> Vec<Entry> {
         .collect()
 }
 
-/// The lines [`entries`] start on (see the contract).
-fn entry_cuts(lexed: &Lexed) -> Vec<u32> {
+/// Where [`entries`] start, as character indices (see the contract).
+fn entry_bounds(lexed: &Lexed) -> Vec<usize> {
     let cuts = cuts(lexed);
     let line_start = |line: u32| {
         let at = lexed.line_starts.get(line as usize).copied();
         at.unwrap_or(lexed.chars.len())
     };
-    let mut all = Vec::with_capacity(cuts.len());
+    let mut bounds = Vec::with_capacity(cuts.len());
     for (k, &line) in cuts.iter().enumerate() {
-        all.push(line);
-        let next = cuts
+        let from = line_start(line);
+        let to = cuts
             .get(k + 1)
-            .copied()
-            .unwrap_or(lexed.line_starts.len() as u32);
-        let mutual = first_word(lexed, line_start(line), line_start(next))
-            .is_some_and(|w| lexed.is_keyword(w, "mutual"));
-        if mutual {
-            all.extend(
-                (line + 1..next).filter(|&inner| opens_declaration(lexed, line_start(inner))),
-            );
+            .map_or(lexed.chars.len(), |&l| line_start(l));
+        bounds.push(from);
+        let mut own = command_word(lexed, from, to).map_or(to, |w| w.1);
+        while let Some((start, word)) = inner_command(lexed, own, to) {
+            bounds.push(start);
+            own = word.1;
         }
     }
-    all
+    bounds
 }
 
-/// Whether the line starting at character `start` begins with a declaration's keyword,
-/// modifier or attribute.
-fn opens_declaration(lexed: &Lexed, start: usize) -> bool {
-    let Some(first) = (start..lexed.chars.len())
-        .find(|&i| !lexed.chars[i].is_whitespace() || lexed.chars[i] == '\n')
-    else {
-        return false;
-    };
-    if lexed.classes[first] != Class::Code || lexed.chars[first] == '\n' {
-        return false;
+/// The first command Lean would begin inside `[from, to)` (see the contract, 3): where it
+/// starts, and its word.
+fn inner_command(lexed: &Lexed, from: usize, to: usize) -> Option<(usize, (usize, usize))> {
+    let first = lexed.words.partition_point(|w| w.0 < from);
+    let mut depth = 0usize;
+    let mut scanned = from;
+    for (k, &word) in lexed.words.iter().enumerate().skip(first) {
+        if word.1 > to {
+            return None;
+        }
+        for i in scanned..word.0 {
+            if lexed.classes[i] == Class::Code {
+                match lexed.chars[i] {
+                    '(' | '[' | '{' | '⟨' | '⦃' => depth += 1,
+                    ')' | ']' | '}' | '⟩' | '⦄' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+        }
+        scanned = word.0;
+        let hash = word.0 > 0
+            && lexed.chars[word.0 - 1] == '#'
+            && !HASH_TACTICS.iter().any(|t| lexed.is_keyword(word, t));
+        let reserved = KEYWORDS
+            .iter()
+            .chain(&COMMAND_WORDS)
+            .any(|c| lexed.is_keyword(word, c));
+        if depth > 0 || !(hash || reserved) || part_of_command(lexed, k) {
+            continue;
+        }
+        let start = if hash { word.0 - 1 } else { word.0 };
+        return Some((with_prefix(lexed, from, start), word));
     }
-    if lexed.chars[first] == '@' {
-        return lexed.chars.get(first + 1) == Some(&'[');
-    }
-    let Ok(k) = lexed.words.binary_search_by_key(&first, |w| w.0) else {
-        return false;
-    };
+    None
+}
+
+/// Whether the reserved word `words[k]` belongs to the command around it (see the contract).
+fn part_of_command(lexed: &Lexed, k: usize) -> bool {
     let word = lexed.words[k];
-    KEYWORDS
-        .iter()
-        .chain(&MODIFIERS)
-        .any(|keyword| lexed.is_keyword(word, keyword))
+    let after = |previous: &str| {
+        k > 0
+            && lexed.is_keyword(lexed.words[k - 1], previous)
+            && lexed.chars[lexed.words[k - 1].1..word.0]
+                .iter()
+                .all(|c| c.is_whitespace())
+    };
+    let line = lexed.positions[word.0].line;
+    let scoping = || {
+        lexed.words[k + 1..]
+            .iter()
+            .take_while(|w| lexed.positions[w.0].line == line)
+            .any(|&w| lexed.is_keyword(w, "in"))
+    };
+    match () {
+        _ if lexed.is_keyword(word, "inductive") || lexed.is_keyword(word, "abbrev") => {
+            after("class")
+        }
+        _ if lexed.is_keyword(word, "instance") => after("deriving"),
+        _ if lexed.is_keyword(word, "open") || lexed.is_keyword(word, "set_option") => scoping(),
+        _ => false,
+    }
+}
+
+/// Where a command whose word starts at `at` begins: before the modifiers and attributes just
+/// before it (no earlier than `from`).
+fn with_prefix(lexed: &Lexed, from: usize, at: usize) -> usize {
+    let mut start = at;
+    loop {
+        let Some(last) = (from..start).rev().find(|&i| is_token(lexed, i)) else {
+            return start;
+        };
+        let modifier = lexed
+            .words
+            .binary_search_by_key(&(last + 1), |w| w.1)
+            .ok()
+            .map(|k| lexed.words[k])
+            .filter(|&w| MODIFIERS.iter().any(|m| lexed.is_keyword(w, m)));
+        if let Some(word) = modifier {
+            start = word.0;
+            continue;
+        }
+        if lexed.chars[last] != ']' || lexed.classes[last] != Class::Code {
+            return start;
+        }
+        let mut depth = 0usize;
+        let open = (from..=last).rev().find(|&i| {
+            match (lexed.classes[i], lexed.chars[i]) {
+                (Class::Code, ']') => depth += 1,
+                (Class::Code, '[') => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        match open.filter(|&i| i > from && lexed.chars[i - 1] == '@') {
+            Some(i) => start = i - 1,
+            None => return start,
+        }
+    }
 }
 
 /// The declaration `name` (see the contract).
@@ -218,20 +328,20 @@ fn cut_at(cuts: &[u32], line: u32) -> usize {
 }
 
 /// The commands from cut `first` to cut `last`, read.
-pub(super) fn command(lexed: &Lexed, cuts: &[u32], first: usize, last: usize) -> Command {
+fn command(lexed: &Lexed, cuts: &[u32], first: usize, last: usize) -> Command {
     let line_start = |line: u32| {
-        let at = lexed
-            .line_starts
-            .get(line as usize)
-            .copied()
-            .unwrap_or(lexed.chars.len());
-        lexed.positions[at]
+        let at = lexed.line_starts.get(line as usize).copied();
+        at.unwrap_or(lexed.chars.len())
     };
-    let start = line_start(cuts[first]);
-    let end = cuts
+    let to = cuts
         .get(last + 1)
-        .map_or(lexed.positions[lexed.chars.len()], |&l| line_start(l));
-    let (from, to) = (index_of(lexed, start), index_of(lexed, end));
+        .map_or(lexed.chars.len(), |&l| line_start(l));
+    command_between(lexed, line_start(cuts[first]), to)
+}
+
+/// The command of characters `[from, to)`, read.
+fn command_between(lexed: &Lexed, from: usize, to: usize) -> Command {
+    let start = lexed.positions[from];
     let code_end = (from..to)
         .rev()
         .find(|&i| is_token(lexed, i))
@@ -239,7 +349,7 @@ pub(super) fn command(lexed: &Lexed, cuts: &[u32], first: usize, last: usize) ->
     let body = body_start(lexed, from, index_of(lexed, code_end));
     Command {
         start,
-        end,
+        end: lexed.positions[to],
         code_end,
         body,
     }
@@ -368,6 +478,17 @@ mod tests {
             odd.body,
             (p(5, 4), p(6, 21)),
             "one of an indented mutual block"
+        );
+        let inline = "theorem a : True := trivial @[simp] theorem b : True := by\n  trivial\n";
+        let b = declaration_named(inline, "b").unwrap();
+        assert_eq!(
+            (b.command.start, b.body),
+            (p(0, 28), (p(0, 56), p(1, 9))),
+            "a command Lean begins inside a line"
+        );
+        assert_eq!(
+            declaration_named(inline, "a").unwrap().body,
+            (p(0, 20), p(0, 27))
         );
     }
 }

@@ -2,12 +2,12 @@
 //! name in the scopes the commands before it opened.
 //!
 //! Contract:
-//! 1. [`declared`]: past attributes (`@[…]`), modifiers (`private`, `protected`,
-//!    `noncomputable`, …) and scoping prefixes (a command up to the keyword `in`, as
-//!    `set_option … in` and `open … in`), a declaration's first word is its keyword (`def`,
-//!    `theorem`, `lemma`, `abbrev`, `instance`, `example`, `opaque`, `axiom`, `structure`,
-//!    `class`, `inductive`, `coinductive`; `class inductive` and `class abbrev` are `class`es).
-//!    Any other first word is a command that declares nothing.
+//! 1. [`command_word`]: a command's first word past its attributes (`@[…]`), modifiers
+//!    (`private`, `protected`, `noncomputable`, …) and scoping prefixes (`set_option`, `open`,
+//!    `attribute`, `variable`, `include` or `omit` up to the keyword `in`). [`declared`]: a
+//!    declaration's first word is its keyword (`def`, `theorem`, `lemma`, `abbrev`, `instance`,
+//!    `example`, `opaque`, `axiom`, `structure`, `class`, `inductive`, `coinductive`; `class
+//!    inductive` and `class abbrev` are `class`es); any other command declares nothing.
 //! 2. Its name follows the keyword after blank space (after an `instance`'s `(priority := …)`):
 //!    identifier parts and `«…»` parts joined by `.`, as written. An `example`, an anonymous
 //!    `instance` and a keyword followed by anything else have none.
@@ -32,6 +32,16 @@ pub const KEYWORDS: [&str; 12] = [
     "class",
     "inductive",
     "coinductive",
+];
+
+/// Commands that scope the command after them when they end in `in`.
+const PREFIXES: [&str; 6] = [
+    "set_option",
+    "open",
+    "attribute",
+    "variable",
+    "include",
+    "omit",
 ];
 
 /// Words that may stand before a declaration's keyword (or `section`).
@@ -67,36 +77,43 @@ pub struct Written {
     pub to: usize,
 }
 
+/// The word of the command of characters `[from, to)` that says what it is: past its
+/// attributes, modifiers and scoping prefixes, a declaration's keyword, or the first word of
+/// another command (see the contract).
+pub fn command_word(lexed: &Lexed, from: usize, to: usize) -> Option<(usize, usize)> {
+    let mut words = outside_brackets(lexed, from, to).filter(|&w| !is_modifier(lexed, w));
+    loop {
+        let word = words.next()?;
+        let prefix = PREFIXES.iter().any(|p| lexed.is_keyword(word, p));
+        if !(prefix && words.any(|w| lexed.is_keyword(w, "in"))) {
+            return Some(word);
+        }
+    }
+}
+
 /// What the command of characters `[from, to)` declares, if it declares (see the contract).
 pub fn declared(lexed: &Lexed, from: usize, to: usize) -> Option<Declared> {
-    let mut words = outside_brackets(lexed, from, to);
-    while let Some(word) = words.next() {
-        if is_modifier(lexed, word) {
-            continue;
-        }
-        let Some(&kind) = KEYWORDS.iter().find(|&&k| lexed.is_keyword(word, k)) else {
-            // Another command: a prefix of the declaration up to its `in`, or no declaration.
-            words.find(|&w| lexed.is_keyword(w, "in"))?;
-            continue;
-        };
-        let mut after = word.1;
-        if kind == "class" {
-            let next = words.next().filter(|&w| {
-                (lexed.is_keyword(w, "inductive") || lexed.is_keyword(w, "abbrev"))
-                    && lexed.chars[after..w.0].iter().all(|c| c.is_whitespace())
-            });
-            after = next.map_or(after, |w| w.1);
-        }
-        let mut at = skip_blank(lexed, after, to);
-        if kind == "instance" && lexed.chars.get(at) == Some(&'(') {
-            at = skip_blank(lexed, closing(lexed, at, to), to);
-        }
-        return Some(Declared {
-            kind,
-            name: name_at(lexed, at, to),
+    let word = command_word(lexed, from, to)?;
+    let &kind = KEYWORDS.iter().find(|&&k| lexed.is_keyword(word, k))?;
+    let mut after = word.1;
+    if kind == "class" {
+        let next = lexed
+            .words
+            .get(lexed.words.partition_point(|w| w.0 < after));
+        let next = next.filter(|&&w| {
+            (lexed.is_keyword(w, "inductive") || lexed.is_keyword(w, "abbrev"))
+                && lexed.chars[after..w.0].iter().all(|c| c.is_whitespace())
         });
+        after = next.map_or(after, |w| w.1);
     }
-    None
+    let mut at = skip_blank(lexed, after, to);
+    if kind == "instance" && lexed.chars.get(at) == Some(&'(') {
+        at = skip_blank(lexed, closing(lexed, at, to), to);
+    }
+    Some(Declared {
+        kind,
+        name: name_at(lexed, at, to),
+    })
 }
 
 /// The first word of the command `[from, to)` past its attributes and modifiers, if it has one.

@@ -2,8 +2,9 @@
 //! behind `lean_try_edit`'s `statement_changed`.
 //!
 //! Contract:
-//! 1. A text *states* the sequence of its commands (`declarations::entries`; a command of
-//!    comments alone states nothing), each normalized (`words`: comments and layout do not
+//! 1. A text *states* the sequence of its commands (`declarations::entries`, which begins one
+//!    wherever Lean would, indented or inside a line; a command of comments alone states
+//!    nothing), each normalized (`words`: comments and layout do not
 //!    count): a declaration by its full name and its statement (everything before its body,
 //!    `declarations` 2, which holds its modifiers, attributes, keyword, name, binders and type;
 //!    all of a `structure`, `class`, `inductive` or `coinductive`, whose fields and constructors
@@ -485,6 +486,51 @@ mod tests {
         assert_eq!(
             edited("theorem b", "@[simp] theorem b"),
             [one("restated", 7, "N.b")]
+        );
+    }
+
+    #[test]
+    fn a_command_hidden_inside_another_is_read_where_lean_begins_it() {
+        // Lean begins a command at its reserved word wherever it stands: indented, or on the
+        // line of the proof before it.
+        let hidden = [
+            ("rfl\n  axiom cheat : False", 6),
+            ("rfl axiom cheat : False", 5),
+            (
+                "by\n    exact rfl\n  @[simp] private axiom cheat : False",
+                7,
+            ),
+        ];
+        for (text, line) in hidden {
+            assert_eq!(
+                edited("rfl", text),
+                [("axiom_added", line, Some("N.cheat".to_owned()), None)],
+                "{text}"
+            );
+        }
+        let eval = edit(BASE, "rfl", "rfl\n  #eval 1");
+        assert_eq!(eval[0].command.as_deref(), Some("#eval 1"), "{eval:?}");
+        assert_eq!(
+            edited("rfl", "by\n  exact rfl\n  theorem x : False := sorry"),
+            [one("added", 7, "N.x")]
+        );
+        // Scoping a tactic is no command, nor a `#` tactic.
+        assert_eq!(edited("rfl", "by\n  #check f\n  rfl"), []);
+        assert_eq!(edited("rfl", "by\n  open Nat in\n  simp"), []);
+        assert_eq!(
+            edited("rfl", "by\n  set_option maxHeartbeats 400 in simp"),
+            []
+        );
+        // Nor a reserved word inside brackets or a literal.
+        assert_eq!(edited("rfl", "by\n  exact (show True from trivial)"), []);
+        let quoted = "class inductive C | a\n\nderiving instance Repr for C\n";
+        assert_eq!(
+            edit(quoted, "| a", "| a | b")[0].changed,
+            Difference::Restated
+        );
+        assert_eq!(
+            edit(quoted, "Repr", "BEq")[0].was.as_deref(),
+            Some("deriving instance Repr for C")
         );
     }
 
