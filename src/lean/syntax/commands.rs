@@ -55,11 +55,11 @@ pub fn command_starts(text: &str) -> Vec<u32> {
 
 /// The lines `lean_todo` cuts a text at (see the contract), in order.
 pub fn command_lines(text: &str) -> Vec<u32> {
-    cuts(&Lexed::new(text))
+    lines_of(&Lexed::new(text))
 }
 
-/// [`command_lines`] of a text already read.
-pub(super) fn cuts(lexed: &Lexed) -> Vec<u32> {
+/// [`command_lines`] of a text already lexed.
+pub(super) fn lines_of(lexed: &Lexed) -> Vec<u32> {
     let inside = inside_lines(lexed);
     let line_of = |i: usize| lexed.positions[i].line;
     let alone = |i: usize| {

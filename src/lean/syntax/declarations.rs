@@ -23,9 +23,9 @@
 //!    one of them has it as its full name. Its body range runs from the first code after `:=`
 //!    or `where` (or from the `|`) to just past the command's last code.
 
-use super::commands::cuts;
+use super::commands::lines_of;
 use super::lexer::{Class, Lexed};
-use super::names::{Declared, KEYWORDS, MODIFIERS, Scopes, command_word, declared};
+use super::names::{Declaration, KEYWORDS, MODIFIERS, Scopes, command_word, declared};
 use crate::lean::text::Position;
 
 /// Words Lean reserves for commands besides declarations' keywords (see the contract, 3).
@@ -98,7 +98,7 @@ pub enum NotFound {
 /// the contract).
 pub fn command_around(text: &str, from: Position, to: Position) -> Command {
     let lexed = Lexed::new(text);
-    let cuts = cuts(&lexed);
+    let cuts = lines_of(&lexed);
     let last_char = if to > from {
         let at = index_of(&lexed, to);
         lexed.positions[at.saturating_sub(1)]
@@ -116,7 +116,7 @@ pub struct Entry {
     /// The command.
     pub command: Command,
     /// What it declares, if it declares.
-    pub declared: Option<Declared>,
+    pub declared: Option<Declaration>,
     /// The full name of what it declares, if that has a name.
     pub full: Option<String>,
 }
@@ -147,7 +147,7 @@ pub fn entries(lexed: &Lexed) -> Vec<Entry> {
 
 /// Where [`entries`] start, as character indices (see the contract).
 fn entry_bounds(lexed: &Lexed) -> Vec<usize> {
-    let cuts = cuts(lexed);
+    let cuts = lines_of(lexed);
     let line_start = |line: u32| {
         let at = lexed.line_starts.get(line as usize).copied();
         at.unwrap_or(lexed.chars.len())
@@ -188,6 +188,13 @@ fn inner_command(lexed: &Lexed, from: usize, to: usize) -> Option<(usize, (usize
             }
         }
         scanned = word.0;
+        // Reserved words are lowercase ASCII letters and `_`: most identifiers are not.
+        let plain = lexed.chars[word.0..word.1]
+            .iter()
+            .all(|c| c.is_ascii_lowercase() || *c == '_');
+        if depth > 0 || !plain {
+            continue;
+        }
         let hash = word.0 > 0
             && lexed.chars[word.0 - 1] == '#'
             && !HASH_TACTICS.iter().any(|t| lexed.is_keyword(word, t));
@@ -195,7 +202,7 @@ fn inner_command(lexed: &Lexed, from: usize, to: usize) -> Option<(usize, (usize
             .iter()
             .chain(&COMMAND_WORDS)
             .any(|c| lexed.is_keyword(word, c));
-        if depth > 0 || !(hash || reserved) || part_of_command(lexed, k) {
+        if !(hash || reserved) || part_of_command(lexed, k) {
             continue;
         }
         let start = if hash { word.0 - 1 } else { word.0 };

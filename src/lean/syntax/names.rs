@@ -59,7 +59,7 @@ pub const MODIFIERS: [&str; 9] = [
 
 /// What a command declares (see the contract).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Declared {
+pub struct Declaration {
     /// Its keyword.
     pub kind: &'static str,
     /// Its name as written, if it has one.
@@ -92,7 +92,7 @@ pub fn command_word(lexed: &Lexed, from: usize, to: usize) -> Option<(usize, usi
 }
 
 /// What the command of characters `[from, to)` declares, if it declares (see the contract).
-pub fn declared(lexed: &Lexed, from: usize, to: usize) -> Option<Declared> {
+pub fn declared(lexed: &Lexed, from: usize, to: usize) -> Option<Declaration> {
     let word = command_word(lexed, from, to)?;
     let &kind = KEYWORDS.iter().find(|&&k| lexed.is_keyword(word, k))?;
     let mut after = word.1;
@@ -110,7 +110,7 @@ pub fn declared(lexed: &Lexed, from: usize, to: usize) -> Option<Declared> {
     if kind == "instance" && lexed.chars.get(at) == Some(&'(') {
         at = skip_blank(lexed, closing(lexed, at, to), to);
     }
-    Some(Declared {
+    Some(Declaration {
         kind,
         name: name_at(lexed, at, to),
     })
