@@ -186,7 +186,8 @@ fn edits(text: &str, draw: &mut Draw) -> Vec<Edit> {
 
 /// Edits that reach from the declaration on line `n` past it, into the one on line `next`:
 /// one that deletes the next one's first line, one that replaces the last tactic of the first
-/// and keeps the next one as it was, and a command inserted before the next one.
+/// and keeps the next one as it was, an axiom indented under the first one's proof, and a
+/// command inserted before the next one.
 fn reaching(lines: &[&str], n: usize, next: usize, draw: &mut Draw, edits: &mut Vec<Edit>) {
     let end = |k: usize| (k as u64, width(lines[k]));
     let edit = |from, to, text: String| Edit {
@@ -200,6 +201,12 @@ fn reaching(lines: &[&str], n: usize, next: usize, draw: &mut Draw, edits: &mut 
     if let Some(last) = last.filter(|&k| lines[k].starts_with("  ")) {
         let text = format!("sorry\n\n{}", lines[next]);
         edits.push(edit((last as u64, 2), end(next), text));
+        // A command Lean begins at its keyword, indented under the proof.
+        edits.push(edit(
+            end(last),
+            end(last),
+            "\n  axiom hidden : False".into(),
+        ));
     }
     let command = COMMANDS[draw.below(COMMANDS.len())].to_owned();
     edits.push(edit((next as u64, 0), (next as u64, 0), command));

@@ -1,7 +1,10 @@
 //! The oracle's own reading of what a text states, from characters (not the host's lexer):
 //! comments (`--`, nested `/- -/`) and string literals (over lines too) told from code; a
 //! command starts at a line that begins, outside them, with a letter, `@` or `#` (but not with
-//! a word that continues a command: `where`, `by`, …); per command, comments dropped and blank
+//! a word that continues a command: `where`, `by`, …), and at a word Lean reserves for
+//! commands (or `#` and a word) outside brackets after a command's first word, as Lean ends a
+//! proof there (not `open` or `set_option` with `in` later on their line, nor `#check`);
+//! per command, comments dropped and blank
 //! space collapsed, a declaration (a keyword first, after attributes) by its full
 //! name (the namespaces open around it) and what comes before its first `:=` or `where` at
 //! bracket depth 0 outside literals (all of a `structure`, `class` or `inductive`), any other
@@ -17,6 +20,18 @@ const KEYWORDS: [&str; 6] = [
     "axiom",
     "example",
     "instance",
+];
+
+/// The words the oracle knows Lean reserves for commands, besides declarations' keywords.
+const RESERVED: [&str; 8] = [
+    "namespace",
+    "section",
+    "end",
+    "open",
+    "set_option",
+    "attribute",
+    "variable",
+    "notation",
 ];
 
 /// Words that continue a command at a line's start.
@@ -102,6 +117,60 @@ fn cuts(chars: &[char], classes: &[Class]) -> Vec<usize> {
             .collect();
         if (c.is_alphabetic() || c == '@' || c == '#') && !CONTINUING.contains(&word.as_str()) {
             starts.push(s);
+        }
+    }
+    let mut all = Vec::new();
+    for (k, &from) in starts.iter().enumerate() {
+        let to = starts.get(k + 1).copied().unwrap_or(chars.len());
+        all.push(from);
+        all.extend(inside(chars, classes, from, to));
+    }
+    all
+}
+
+/// Where commands start inside the command of characters `[from, to)`, past its first word.
+fn inside(chars: &[char], classes: &[Class], from: usize, to: usize) -> Vec<usize> {
+    let ident = |c: char| c.is_alphanumeric() || "_'.!?".contains(c);
+    let (mut depth, mut first, mut i, mut starts) = (0usize, true, from, Vec::new());
+    while i < to {
+        let c = chars[i];
+        if classes[i] != Class::Code {
+            i += 1;
+            continue;
+        }
+        match c {
+            '(' | '[' | '{' | '⟨' => depth += 1,
+            ')' | ']' | '}' | '⟩' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        let word_start =
+            (c.is_alphabetic() || c == '_' || c == '#') && (i == 0 || !ident(chars[i - 1]));
+        if !word_start {
+            i += 1;
+            continue;
+        }
+        let hash = c == '#';
+        let at = i + usize::from(hash);
+        let word: String = chars[at..to]
+            .iter()
+            .take_while(|c| c.is_alphanumeric() || **c == '_')
+            .collect();
+        i = at + word.chars().count().max(1);
+        if depth > 0 {
+            continue;
+        }
+        if std::mem::take(&mut first) {
+            continue;
+        }
+        let rest_of_line: String = chars[i..to].iter().take_while(|c| **c != '\n').collect();
+        let scoping = ["open", "set_option"].contains(&word.as_str())
+            && rest_of_line.split_whitespace().any(|w| w == "in");
+        let reserved = match hash {
+            true => !["check", "find"].contains(&word.as_str()),
+            false => KEYWORDS.contains(&word.as_str()) || RESERVED.contains(&word.as_str()),
+        };
+        if reserved && !scoping && !word.is_empty() {
+            starts.push(at - usize::from(hash));
         }
     }
     starts
