@@ -41,7 +41,7 @@
 //! | `sorry` known from axioms: `#print axioms` of what a run or edit touched, appended to its twin; its answer read back, or why it cannot confirm | `speculation/axioms.rs` |
 //! | a run: its mode, its lease, its strict barrier, its verdict; a twin whose header fails (`twinSetupFailed`, naming the imports the run adds) | `speculation/run.rs` |
 //! | verdicts Lean already gave: their key, what is kept, the bounds | `speculation/verdicts.rs` |
-//! | one `lean_try_edit` candidate: its text, its declaration, its verdict, goals and gate from Lean's diagnostics | `speculation/edit.rs` |
+//! | one `lean_try_edit` candidate: its text, its declaration, its verdict, goals and gate from Lean's diagnostics, never `closed` with a statement changed unless allowed | `speculation/edit.rs` |
 //! | one `lean_try_edit` call's candidates: the base, the pool, the deadline, `first_closed`, the patch | `speculation/trial.rs` |
 //! | handles: binding, MAC, check, spend and release in one step | `speculation/handles.rs` |
 //! | a position's proof mode, once per version | `speculation/modes.rs` |
@@ -56,7 +56,7 @@
 //! | what a waiting call reports, and to whom | `progress.rs` |
 //! | positions, offsets and URIs: the one form the host names a file by (Lean's `pathToUri`), every form Lean may have built, reading any form back | `text.rs` |
 //! | bounded tails of output | `tail.rs` |
-//! | reading Lean text: comments and strings, `sorry`s and holes, command starts, tactic boundaries, a declaration's statement and body, the header's imports and where it stands, `include_str` paths, the declarations a range meets with their full names, terminal commands | `syntax/` |
+//! | reading Lean text: comments and strings, `sorry`s and holes, command starts, tactic boundaries, a declaration's statement and body, names and full names, the header's imports and where it stands, `include_str` paths, the declarations a range meets with their full names, terminal commands, what a text states and what an edit changes of it | `syntax/` |
 //! | `lean_try_edit`'s arguments, `base_sha256` before and after, the candidates resolved | `tools/try_edit.rs` |
 //! | a lock: fingerprints (header, `pp.all` type), canonical JSON, MAC; what is asked in the twin; forbidden tokens and options; each certification reason; the comparator bundle | `certify/` |
 //! | `lean_lock` and `lean_certify`: arguments, the snapshot they judge, the result | `tools/lock.rs`, `tools/certify.rs` |

@@ -272,6 +272,207 @@ fn every_edit_to_a_statement_trips_statement_changed() {
     lean.finish_without_violations();
 }
 
+/// A statement change as the gate lists it.
+fn change(change: &str, line: u64, fields: Value) -> Value {
+    let mut shown = json!({"change": change, "line": line});
+    for (key, value) in fields.as_object().unwrap() {
+        shown[key] = value.clone();
+    }
+    shown
+}
+
+#[test]
+fn an_edit_reaching_past_its_declaration_cannot_hide_a_statement_change() {
+    let (project, mut lean, base) = started(&[]);
+    // From `and_swap`'s proof through `imp_self'`'s (lines 27–29), and to its end (25:12).
+    let (from, past, end) = ((23, 2), (29, 9), (25, 12));
+    let proof = "exact ⟨hq, hp⟩";
+    let theorem = |name: &str| json!({"kind": "theorem", "name": format!("Fixture.{name}")});
+    let cases = [
+        (
+            replace(from, past, proof),
+            vec![change("removed", 27, theorem("imp_self'"))],
+        ),
+        (
+            replace(
+                from,
+                past,
+                &format!("{proof}\n\ntheorem imp_self' : True := by\n  trivial"),
+            ),
+            vec![change("restated", 25, theorem("imp_self'"))],
+        ),
+        (
+            replace(
+                from,
+                past,
+                &format!(
+                    "{proof}\n\naxiom cheat (p : Prop) : p → p\n\ntheorem imp_self' (p : Prop) : \
+                     p → p := by\n  exact cheat p"
+                ),
+            ),
+            vec![change(
+                "axiom_added",
+                25,
+                json!({"kind": "axiom", "name": "Fixture.cheat"}),
+            )],
+        ),
+        (
+            replace(end, end, "\n\ntheorem x : False := sorry"),
+            vec![change("added", 27, theorem("x"))],
+        ),
+        (
+            replace(end, end, "\n\naxiom boom : False"),
+            vec![change(
+                "axiom_added",
+                27,
+                json!({"kind": "axiom", "name": "Fixture.boom"}),
+            )],
+        ),
+        (
+            replace(
+                from,
+                (27, 17),
+                &format!("{proof}\n\ntheorem imp_self_renamed"),
+            ),
+            vec![change(
+                "renamed",
+                25,
+                json!({"kind": "theorem", "name": "Fixture.imp_self_renamed",
+                       "was": "Fixture.imp_self'"}),
+            )],
+        ),
+        (
+            replace(
+                from,
+                end,
+                &format!("{proof}\n\nend Fixture\n\nnamespace Other"),
+            ),
+            vec![
+                change("scope_changed", 25, json!({"command": "end Fixture"})),
+                change("scope_changed", 27, json!({"command": "namespace Other"})),
+                change(
+                    "renamed",
+                    29,
+                    json!({"kind": "theorem", "name": "Other.imp_self'", "was": "Fixture.imp_self'"}),
+                ),
+                change(
+                    "renamed",
+                    33,
+                    json!({"kind": "theorem", "name": "Other.add_zero'", "was": "Fixture.add_zero'"}),
+                ),
+                change(
+                    "renamed",
+                    36,
+                    json!({"kind": "theorem", "name": "Other.double_two",
+                           "was": "Fixture.double_two"}),
+                ),
+            ],
+        ),
+        (
+            replace(end, end, "\n\nopen Nat"),
+            vec![change("scope_changed", 27, json!({"command": "open Nat"}))],
+        ),
+        (
+            // `add`'s value changed by an edit that starts in `double`'s.
+            replace(
+                (7, 30),
+                (10, 34),
+                "2 * n\n\ndef add (a b : Nat) : Nat := b + a",
+            ),
+            vec![change(
+                "value_changed",
+                9,
+                json!({"kind": "def", "name": "Fixture.add"}),
+            )],
+        ),
+        (
+            // Lean begins a command at its keyword wherever it stands: indented after a proof.
+            // (The fake reads that line as a tactic, and fails it: its reason is not pinned.)
+            replace(end, end, "\n  axiom hidden : False"),
+            vec![change(
+                "axiom_added",
+                26,
+                json!({"kind": "axiom", "name": "Fixture.hidden"}),
+            )],
+        ),
+    ];
+    let (candidates, expected): (Vec<Value>, Vec<Vec<Value>>) = cases.into_iter().unzip();
+    let result = lean.ok(
+        "lean_try_edit",
+        try_edit(&project, BASIC, &base, candidates.clone()),
+    );
+    for ((candidate, expected), shown) in candidates
+        .iter()
+        .zip(expected)
+        .zip(result["candidates"].as_array().unwrap())
+    {
+        let gate = &shown["gate"];
+        assert_eq!(gate["statement_changed"], true, "{candidate} -> {shown}");
+        assert_eq!(
+            gate["statement_changes"],
+            json!(expected),
+            "{candidate} -> {shown}"
+        );
+        assert_ne!(shown["verdict"], "closed", "{candidate} -> {shown}");
+        assert_eq!(shown.get("patch"), None, "{candidate} -> {shown}");
+    }
+    // Lean accepts them all but the `sorry`: only the statement change keeps them from closing.
+    let reasons: Vec<&str> = result["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["reason"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        reasons[..9],
+        [
+            "statementChanged",
+            "statementChanged",
+            "statementChanged",
+            "usesSorry",
+            "statementChanged",
+            "statementChanged",
+            "statementChanged",
+            "statementChanged",
+            "statementChanged"
+        ],
+        "{result}"
+    );
+    lean.finish_without_violations();
+}
+
+#[test]
+fn a_statement_change_closes_only_when_the_candidate_allows_it() {
+    let (project, mut lean, base) = started(&[]);
+    let proof = "exact ⟨hq, hp⟩";
+    // Both proofs rewritten, both statements as they were: no statement change.
+    let restated = format!("{proof}\n\ntheorem imp_self' (p : Prop) : p → p := by\n  exact id");
+    let same = replace((23, 2), (29, 9), &restated);
+    // A comment and layout are no statement either.
+    let layout = replace((22, 52), (22, 53), "-- note\n    ∧");
+    let mut allowed = replace((23, 2), (29, 9), proof);
+    allowed["allow_statement_change"] = json!(true);
+    let result = lean.ok(
+        "lean_try_edit",
+        try_edit(&project, BASIC, &base, vec![same, layout, allowed]),
+    );
+    assert_eq!(
+        verdicts(&result),
+        ["closed", "closed", "closed"],
+        "{result}"
+    );
+    let candidates = result["candidates"].as_array().unwrap();
+    for shown in &candidates[..2] {
+        assert_eq!(shown["gate"]["statement_changed"], false, "{shown}");
+        assert_eq!(shown["gate"]["statement_changes"], json!([]), "{shown}");
+    }
+    let gate = &candidates[2]["gate"];
+    assert_eq!(gate["statement_changed"], true, "{gate}");
+    assert_eq!(gate["statement_changes"][0]["change"], "removed", "{gate}");
+    assert!(candidates[2]["patch"].is_object(), "{result}");
+    lean.finish_without_violations();
+}
+
 #[test]
 fn a_warm_candidate_costs_one_change_and_one_barrier_and_a_repeated_one_nothing() {
     if crate::harness::fake_only("counting the messages Lean received") {

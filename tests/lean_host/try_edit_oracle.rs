@@ -7,7 +7,11 @@
 //! copy asks Lean `#print axioms` of the declarations the edit touches, as the tool does, and a
 //! declaration closes only when Lean's answer lists no `sorryAx`. The verdicts must agree every
 //! time, no candidate may be `closed` that the oracle does not close, and the candidate's
-//! diagnostics must be the copy's, range for range.
+//! diagnostics must be the copy's, range for range. The oracle also reads, its own way, whether
+//! each edit changes what the file states (`statements`): the gate's `statement_changed` must
+//! agree, and a candidate that changes a statement is never `closed`.
+
+mod statements;
 
 use std::collections::BTreeMap;
 
@@ -76,6 +80,15 @@ const PIECES: [&str; 10] = [
     "\n  skip",
 ];
 
+/// Commands inserted before a declaration.
+const COMMANDS: [&str; 5] = [
+    "axiom extra : False\n\n",
+    "theorem extra : True := trivial\n\n",
+    "open Nat\n\n",
+    "example : True := trivial\n\n",
+    "-- a comment alone\n\n",
+];
+
 /// A small deterministic generator (an LCG): the same edits on every run.
 struct Draw(u64);
 
@@ -113,7 +126,12 @@ fn edits(text: &str, draw: &mut Draw) -> Vec<Edit> {
         to,
         text: text.to_owned(),
     };
+    let is_declaration = |line: &str| line.starts_with("theorem ") || line.starts_with("def ");
     for (n, line) in lines.iter().enumerate() {
+        let next = (n + 1..lines.len()).find(|&k| is_declaration(lines[k]));
+        if let Some(next) = next.filter(|_| is_declaration(line)) {
+            reaching(&lines, n, next, draw, &mut edits);
+        }
         let n = n as u64;
         let indent = (line.len() - line.trim_start().len()) as u64;
         let tactic = indent == 2 && !line.trim().is_empty() && !line.contains(" : ");
@@ -128,8 +146,7 @@ fn edits(text: &str, draw: &mut Draw) -> Vec<Edit> {
             edits.push(edit("insert", end, end, &after));
             edits.push(edit("sorry", (n, 2), end, "sorry"));
         }
-        let declaration = line.starts_with("theorem ") || line.starts_with("def ");
-        if declaration {
+        if is_declaration(line) {
             let body = line
                 .find(":=")
                 .map_or(width(line), |b| line[..b].encode_utf16().count() as u64);
@@ -167,6 +184,34 @@ fn edits(text: &str, draw: &mut Draw) -> Vec<Edit> {
         }
     }
     edits
+}
+
+/// Edits that reach from the declaration on line `n` past it, into the one on line `next`:
+/// one that deletes the next one's first line, one that replaces the last tactic of the first
+/// and keeps the next one as it was, an axiom indented under the first one's proof, and a
+/// command inserted before the next one.
+fn reaching(lines: &[&str], n: usize, next: usize, draw: &mut Draw, edits: &mut Vec<Edit>) {
+    let end = |k: usize| (k as u64, width(lines[k]));
+    let edit = |from, to, text: String| Edit {
+        kind: "reach",
+        from,
+        to,
+        text,
+    };
+    edits.push(edit(end(n), end(next), String::new()));
+    let last = (n + 1..next).rev().find(|&k| !lines[k].trim().is_empty());
+    if let Some(last) = last.filter(|&k| lines[k].starts_with("  ")) {
+        let text = format!("sorry\n\n{}", lines[next]);
+        edits.push(edit((last as u64, 2), end(next), text));
+        // A command Lean begins at its keyword, indented under the proof.
+        edits.push(edit(
+            end(last),
+            end(last),
+            "\n  axiom hidden : False".into(),
+        ));
+    }
+    let command = COMMANDS[draw.below(COMMANDS.len())].to_owned();
+    edits.push(edit((next as u64, 0), (next as u64, 0), command));
 }
 
 /// Whether a position is between two characters (not inside a surrogate pair).
@@ -284,6 +329,15 @@ fn goals(items: &[&Item]) -> Vec<String> {
 
 fn uses_sorry(item: &Item) -> bool {
     item.3.starts_with("declaration uses ") && item.3.contains("sorry")
+}
+
+/// The line of the last character an edit replaces (its start's, when it replaces nothing).
+fn last_line(edit: &Edit) -> u64 {
+    match edit.to {
+        to if to == edit.from => to.0,
+        (line, 0) => line - 1,
+        (line, _) => line,
+    }
 }
 
 /// Where an edit's text ends once applied.
@@ -463,7 +517,10 @@ fn oracle(
     if own_error || new_elsewhere {
         "failed"
     } else if left.0.is_empty() && !left.1 {
-        "closed"
+        match statements::changed(base_text, text, edit.from.0, last_line(edit)) {
+            true => "failed",
+            false => "closed",
+        }
     } else if left != before {
         "progressed"
     } else {
@@ -496,6 +553,8 @@ fn try_edit_agrees_with_lean_on_the_edited_file_every_time() {
     let mut draw = Draw(17);
     let (mut total, mut by_verdict, mut by_kind) = (0, BTreeMap::new(), BTreeMap::new());
     let (mut disagreements, mut false_closed) = (Vec::new(), 0);
+    // Edits that keep what the file states, and edits that change it.
+    let mut statements_changed = [0; 2];
     for path in files {
         let base_text = project.read(path);
         let base = items(&sync_all(&mut lean, &project, path));
@@ -520,6 +579,13 @@ fn try_edit_agrees_with_lean_on_the_edited_file_every_time() {
                 let axioms = answers(&mut copy, &names, first);
                 let expected = oracle(&base_text, &base, &text, (&copy, &axioms), edit);
                 let verdict = shown["verdict"].as_str().unwrap();
+                let changed = statements::changed(&base_text, &text, edit.from.0, last_line(edit));
+                if shown["gate"]["statement_changed"] != changed {
+                    disagreements.push(format!(
+                        "{path} {edit:?}: statement_changed, the oracle {changed}\n{text}\n{shown}"
+                    ));
+                }
+                statements_changed[usize::from(changed)] += 1;
                 if verdict != expected {
                     false_closed += usize::from(verdict == "closed");
                     disagreements.push(format!(
@@ -554,7 +620,7 @@ fn try_edit_agrees_with_lean_on_the_edited_file_every_time() {
     }
     println!(
         "{total} edits; {} disagreements ({false_closed} false closed); verdicts \
-         {by_verdict:?}; kinds {by_kind:?}",
+         {by_verdict:?}; kinds {by_kind:?}; statements kept and changed {statements_changed:?}",
         disagreements.len()
     );
     assert_eq!(
@@ -568,6 +634,10 @@ fn try_edit_agrees_with_lean_on_the_edited_file_every_time() {
         disagreements[0]
     );
     assert!(total >= 300, "only {total} edits");
+    assert!(
+        statements_changed.iter().all(|&n| n >= 50),
+        "{statements_changed:?}"
+    );
     for verdict in ["closed", "progressed", "failed"] {
         assert!(
             by_verdict.get(verdict).copied().unwrap_or(0) >= 10,

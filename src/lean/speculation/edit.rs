@@ -18,7 +18,8 @@
 //!    reason of `axioms::Axioms::unconfirmed` (`axiomsNotAnswered`, `axiomsNotAskable`) when
 //!    it would close but Lean's axioms could not rule `sorry` out — a verdict never rests on the
 //!    absence of a warning; `closed` when the declaration has no `unsolved goals` and does not
-//!    use `sorry`; `progressed` when what remains of it (its goals, and whether it uses `sorry`)
+//!    use `sorry`, unless the statement changed (5) and the candidate did not allow it: then
+//!    `failed` (`statementChanged`); `progressed` when what remains of it (its goals, and whether it uses `sorry`)
 //!    differs from what remained of the base's (its goals, and Lean's warnings); otherwise
 //!    `failed` (`noProgress`). Each verdict but `closed` says why (`reason`).
 //! 4. The goals are those Lean's `unsolved goals` errors on the declaration name, each message's
@@ -26,24 +27,30 @@
 //!    (`session::goals::parse_goal`); none when it closed. No other Lean request is needed.
 //! 5. The gate: the new errors elsewhere, the count of ``declaration uses 'sorry'`` warnings in
 //!    the base and in the result (one more in the result when the declaration uses `sorry` with
-//!    no warning on it), and `statement_changed` when the declaration's statement
-//!    (`syntax::statement`: everything before its body) is not the base's, byte for byte.
+//!    no warning on it), and `statement_changed` when the result states something the
+//!    base did not, anywhere in the file, or the edit changed a definition's value reaching past
+//!    it (`syntax::statement_changes`: a declaration added, removed, restated, renamed or moved,
+//!    an axiom added, a command outside declarations added, removed or changed), with
+//!    `statement_changes`, each `{change, line, kind?, name?, was?, command?}`.
 //! 6. Bounded: at most [`MAX_DIAGNOSTICS`] diagnostics (the declaration's first, then the
 //!    others, each group in Lean's order), each message at most [`MAX_MESSAGE_CHARS`]
-//!    characters; `truncated: true` says something was cut.
+//!    characters, at most [`MAX_STATEMENT_CHANGES`] statement changes; `truncated: true` says
+//!    something was cut.
 
 use serde_json::{Value, json};
 
 use super::axioms::Axioms;
 use crate::lean::session::diagnostics::Diagnostic;
 use crate::lean::session::goals::parse_goal;
-use crate::lean::syntax::{Command, command_around, statement, writes_sorry};
+use crate::lean::syntax::{Change, Command, command_around, statement_changes, writes_sorry};
 use crate::lean::text::{Position, offset_of, position_at};
 
 /// The most diagnostics a candidate's result carries.
 pub const MAX_DIAGNOSTICS: usize = 50;
 /// The most characters of one message a candidate's result carries.
 pub const MAX_MESSAGE_CHARS: usize = 2000;
+/// The most statement changes a candidate's gate lists.
+pub const MAX_STATEMENT_CHANGES: usize = 50;
 
 /// What Lean says at the head of the error that lists the goals a proof leaves.
 const UNSOLVED_GOALS: &str = "unsolved goals";
@@ -65,8 +72,12 @@ pub struct Applied {
     pub base_declaration: Command,
     /// The declaration in the result.
     pub declaration: Command,
-    /// Whether its statement differs from the base's.
+    /// Whether what the file states differs from the base's (see the contract).
     pub statement_changed: bool,
+    /// What differs.
+    pub statement_changes: Vec<Change>,
+    /// Whether the candidate may close with a statement changed.
+    pub statement_change_allowed: bool,
 }
 
 /// Replaces `[from, to)` of `base` with `text` (see the contract).
@@ -76,7 +87,7 @@ pub fn apply(base: &str, from: Position, to: Position, text: &str) -> Applied {
     let edit_end = position_at(&result, a + text.len());
     let base_declaration = command_around(base, from, to);
     let declaration = command_around(&result, from, edit_end);
-    let statement_changed = statement(base, &base_declaration) != statement(&result, &declaration);
+    let statement_changes = statement_changes(base, &result, from, to);
     Applied {
         text: result,
         from,
@@ -85,7 +96,19 @@ pub fn apply(base: &str, from: Position, to: Position, text: &str) -> Applied {
         edit_end,
         base_declaration,
         declaration,
-        statement_changed,
+        statement_changed: !statement_changes.is_empty(),
+        statement_changes,
+        statement_change_allowed: false,
+    }
+}
+
+impl Applied {
+    /// `self`, which may close with a statement changed when `allowed`.
+    pub fn allowing_statement_change(self, allowed: bool) -> Applied {
+        Applied {
+            statement_change_allowed: allowed,
+            ..self
+        }
     }
 }
 
@@ -185,7 +208,10 @@ pub fn judge(
     } else if let Some((why, _)) = &sorry_unconfirmed {
         (Verdict::Failed, Some(*why))
     } else if goals.is_empty() && !sorry {
-        (Verdict::Closed, None)
+        match applied.statement_changed && !applied.statement_change_allowed {
+            true => (Verdict::Failed, Some("statementChanged")),
+            false => (Verdict::Closed, None),
+        }
     } else if (&goals, sorry) != (&base_goals, base_sorry) {
         let why = if goals.is_empty() {
             "usesSorry"
@@ -198,6 +224,8 @@ pub fn judge(
     };
     let mut truncated = false;
     let mut item = |d: &Diagnostic| shown(d, applied, path, &mut truncated);
+    let changes = applied.statement_changes.iter().take(MAX_STATEMENT_CHANGES);
+    let changes: Vec<Value> = changes.map(change_shown).collect();
     let gate = json!({
         "new_errors_elsewhere": new_elsewhere.iter().map(|d| item(d)).collect::<Vec<_>>(),
         "sorry": {
@@ -206,6 +234,7 @@ pub fn judge(
                 + usize::from(sorry && !warned),
         },
         "statement_changed": applied.statement_changed,
+        "statement_changes": changes,
     });
     let ordered = diagnostics
         .iter()
@@ -213,6 +242,7 @@ pub fn judge(
         .chain(diagnostics.iter().filter(|d| !ours(d)));
     let shown_items: Vec<Value> = ordered.take(MAX_DIAGNOSTICS).map(&mut item).collect();
     truncated |= diagnostics.len() > MAX_DIAGNOSTICS;
+    truncated |= applied.statement_changes.len() > MAX_STATEMENT_CHANGES;
     Judged {
         verdict,
         reason,
@@ -248,6 +278,23 @@ fn shown(d: &Diagnostic, applied: &Applied, path: &str, truncated: &mut bool) ->
         "message": message,
         "in_edit": in_edit(d, applied),
     })
+}
+
+/// One statement change as the gate shows it.
+fn change_shown(change: &Change) -> Value {
+    let mut shown = json!({"change": change.changed.name(), "line": change.line});
+    let fields = [
+        ("kind", change.kind.map(str::to_owned)),
+        ("name", change.name.clone()),
+        ("was", change.was.clone()),
+        ("command", change.command.clone()),
+    ];
+    for (field, value) in fields {
+        if let Some(value) = value {
+            shown[field] = json!(value);
+        }
+    }
+    shown
 }
 
 /// Whether `d`'s range meets the edited span of the result.
@@ -426,6 +473,39 @@ mod tests {
         let written = apply(BASE, p(4, 2), p(6, 12), "sorry");
         let judged = judge(&[], &written, &[], &seen(), "A");
         assert_eq!(judged.verdict, Verdict::Progressed, "a sorry of its own");
+    }
+
+    #[test]
+    fn a_statement_changed_anywhere_keeps_a_candidate_from_closing_unless_it_allows_it() {
+        // From `a`'s proof through `t`'s statement: `t` gone, a proof of `a` that Lean accepts.
+        let applied = apply(BASE, p(1, 2), p(3, 54), "trivial");
+        assert!(applied.statement_changed);
+        let judged = judge(&[], &applied, &[], &seen(), "A");
+        assert_eq!(
+            (judged.verdict, judged.reason),
+            (Verdict::Failed, Some("statementChanged"))
+        );
+        assert_eq!(
+            judged.gate["statement_changes"],
+            json!([{"change": "removed", "line": 3, "kind": "theorem", "name": "t"}])
+        );
+        let allowed = applied.allowing_statement_change(true);
+        assert_eq!(
+            judge(&[], &allowed, &[], &seen(), "A").verdict,
+            Verdict::Closed
+        );
+        // The same reach, keeping `t` as it was: no change, closed.
+        let kept = apply(BASE, p(1, 2), p(3, 0), "trivial\n\n");
+        assert_eq!(kept.statement_changes, []);
+        assert_eq!(
+            judge(&[], &kept, &[], &seen(), "A").verdict,
+            Verdict::Closed
+        );
+        // An axiom added after the edited proof.
+        let axiom = apply(BASE, p(1, 6), p(1, 6), "\n\naxiom cheat : False");
+        let judged = judge(&[], &axiom, &[], &seen(), "A");
+        assert_eq!(judged.reason, Some("statementChanged"));
+        assert_eq!(judged.gate["statement_changes"][0]["change"], "axiom_added");
     }
 
     #[test]

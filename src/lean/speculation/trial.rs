@@ -142,7 +142,9 @@ impl Trial<'_> {
             generation,
             validity: validity(set, base),
             uri: base.uri.clone(),
-            kind: Kind::Edit,
+            kind: Kind::Edit {
+                statement_change_allowed: applied.statement_change_allowed,
+            },
             base: sha256(&base.text),
             from: applied.from,
             to: applied.to,

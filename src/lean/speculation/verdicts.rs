@@ -10,8 +10,9 @@
 //!    (the toolchain, the Lake configuration's hash, and the real document's direct imports and
 //!    their hashes as Lean set it up: [`validity`]), the sha256 of the text before the probe or
 //!    of the whole base text an edit applies to, where the probe or edit is, and the sha256 of
-//!    the candidate text. Any change, restart or drop is a new key, so a verdict is never reused
-//!    for other text or another state of its imports.
+//!    the candidate text (and, for an edit, whether it may close with a statement changed).
+//!    Any change, restart or drop is a new key, so a verdict is never reused for other text or
+//!    another state of its imports.
 //! 2. Only verdicts read from a complete strict barrier are kept: a run or candidate that
 //!    failed, timed out or was cancelled is asked again.
 //! 3. Bounded: at most [`MAX_ENTRIES`] verdicts and [`MAX_BYTES`] bytes of them (as JSON); the
@@ -89,8 +90,8 @@ pub struct Key {
 pub enum Kind {
     /// A run in tactic mode (`true`) or command mode.
     Run { tactic: bool },
-    /// A candidate of `lean_try_edit`.
-    Edit,
+    /// A candidate of `lean_try_edit`, which may or may not close with a statement changed.
+    Edit { statement_change_allowed: bool },
 }
 
 /// A kept verdict.
@@ -194,7 +195,9 @@ mod tests {
             generation,
             validity: [0; 32],
             uri: "file:///w/A.lean".into(),
-            kind: Kind::Edit,
+            kind: Kind::Edit {
+                statement_change_allowed: false,
+            },
             base: sha256("base"),
             from: Position::new(1, 2),
             to: Position::new(1, 4),

@@ -105,7 +105,9 @@ fn starts(lexed: &Lexed, inside: &[bool]) -> Vec<(u32, usize)> {
 /// the comment just before it, past blank space and other comments.
 fn documented_by(lexed: &Lexed, at: usize) -> Option<usize> {
     let mut before = at;
-    for span in lexed.spans.iter().rev().filter(|span| span.to <= at) {
+    // Spans come in the order they end: those ending by `at` are a prefix of them.
+    let ended = lexed.spans.partition_point(|span| span.to <= at);
+    for span in lexed.spans[..ended].iter().rev() {
         let blank = (span.to..before).all(|i| lexed.chars[i].is_whitespace());
         if span.to > before || !blank || !is_comment(lexed.classes[span.from]) {
             return None;

@@ -10,55 +10,62 @@
 //!    `where`, or a `|` opening a line of its own after the command's first line (a definition
 //!    by pattern matching); its *statement* is everything before (the whole command when it has
 //!    no body: a command that is not a definition is all statement).
-//! 3. [`declaration_named`] finds a declaration by name: the word after its keyword (`def`,
-//!    `theorem`, `lemma`, `abbrev`, `instance`, `example`, `opaque`, `axiom`, `structure`,
-//!    `class`, `inductive`), after attributes and modifiers, as written or with the namespaces
-//!    around it (`namespace`/`section`/`end` commands; `_root_.` opts out). A name that two
-//!    declarations answer to is ambiguous unless one of them has it as its full name. Its body
-//!    range runs from the first code after `:=` or `where` (or from the `|`) to just past the
-//!    command's last code. A declaration's keyword may follow `… in` prefixes (`set_option … in`,
-//!    `open … in`, `#guard_msgs … in`), and `mutual … end` is a scope that adds no namespace.
-//! 4. [`declarations_in`]: the declarations whose commands meet a range, each with its full name,
-//!    or none for one Lean names itself (an `example`, an `instance` without a name); commands
-//!    that declare nothing are left out.
+//! 3. [`entries`]: every command of a text one by one, each with what it declares and its full
+//!    name (`names`): the cuts of 1, and a command Lean would begin inside another, wherever it
+//!    stands (indented in a `mutual` block, after a proof on the same line): a word Lean
+//!    reserves for commands (a declaration's keyword, [`COMMAND_WORDS`], or `#` and a word but
+//!    the tactics [`HASH_TACTICS`]), in code at bracket depth 0, after the command's own first
+//!    word (`names::command_word`), with the attributes and modifiers just before it; but not
+//!    `inductive` or `abbrev` after `class`, `instance` after `deriving`, nor `open` or
+//!    `set_option` followed by `in` on their line (they scope a term or tactic).
+//! 4. [`declaration_named`] finds a declaration by name among the [`entries`]: as written or
+//!    with the namespaces around it. A name that two declarations answer to is ambiguous unless
+//!    one of them has it as its full name. Its body range runs from the first code after `:=`
+//!    or `where` (or from the `|`) to just past the command's last code.
+//! 5. [`declarations_in`]: the declarations among the [`entries`] whose commands meet a range,
+//!    each with its full name, or none for one Lean names itself (an `example`, an `instance`
+//!    without a name); commands that declare nothing are left out.
 
 use super::commands::lines_of;
 use super::lexer::{Class, Lexed};
+use super::names::{Declaration, KEYWORDS, MODIFIERS, Scopes, command_word, declared};
 use crate::lean::text::Position;
 
-/// Keywords that introduce a named declaration.
-const KEYWORDS: [&str; 12] = [
-    "def",
-    "theorem",
-    "lemma",
-    "abbrev",
-    "instance",
-    "example",
-    "opaque",
-    "axiom",
-    "structure",
-    "class",
-    "inductive",
-    "coinductive",
+/// Words Lean reserves for commands besides declarations' keywords (see the contract, 3).
+const COMMAND_WORDS: [&str; 23] = [
+    "namespace",
+    "section",
+    "end",
+    "mutual",
+    "universe",
+    "variable",
+    "open",
+    "export",
+    "set_option",
+    "attribute",
+    "notation",
+    "infix",
+    "infixl",
+    "infixr",
+    "prefix",
+    "postfix",
+    "macro",
+    "macro_rules",
+    "syntax",
+    "elab",
+    "elab_rules",
+    "declare_syntax_cat",
+    "initialize",
 ];
 
-/// Words that may stand before a declaration's keyword.
-const MODIFIERS: [&str; 9] = [
-    "private",
-    "protected",
-    "public",
-    "noncomputable",
-    "partial",
-    "unsafe",
-    "nonrec",
-    "scoped",
-    "local",
-];
+/// `#` words that are tactics too (Mathlib's), which change no statement either way.
+const HASH_TACTICS: [&str; 3] = ["check", "find", "adaptation_note"];
 
 /// One or more whole commands of a text (see the contract).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Command {
-    /// Its first character (column 0 of its first line).
+    /// Its first character (column 0 of its first line, but for one that begins inside a line:
+    /// [`entries`]).
     pub start: Position,
     /// The next command's start, or the text's end.
     pub end: Position,
@@ -77,15 +84,6 @@ pub struct Named {
     pub command: Command,
     /// The range of its body, to be replaced.
     pub body: (Position, Position),
-}
-
-/// A declaration among a text's commands (see the contract).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Declared {
-    /// Its command.
-    pub command: Command,
-    /// Its full name; `None` when Lean names it itself (`example`, an `instance` without one).
-    pub name: Option<String>,
 }
 
 /// Why no declaration was found.
@@ -115,18 +113,183 @@ pub fn command_around(text: &str, from: Position, to: Position) -> Command {
     command(&lexed, &cuts, first, last)
 }
 
+/// One command of a text, with what it declares (see the contract).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The command.
+    pub command: Command,
+    /// What it declares, if it declares.
+    pub declared: Option<Declaration>,
+    /// The full name of what it declares, if that has a name.
+    pub full: Option<String>,
+}
+
+/// Every command of `lexed` one by one (see the contract).
+pub fn entries(lexed: &Lexed) -> Vec<Entry> {
+    let mut scopes = Scopes::default();
+    let bounds = entry_bounds(lexed);
+    bounds
+        .iter()
+        .enumerate()
+        .map(|(k, &from)| {
+            let to = bounds.get(k + 1).copied().unwrap_or(lexed.chars.len());
+            let command = command_between(lexed, from, to);
+            let code_end = index_of(lexed, command.code_end);
+            scopes.enter(lexed, from, code_end);
+            let declared = declared(lexed, from, code_end);
+            let written = declared.as_ref().and_then(|d| d.name.as_ref());
+            let full = written.map(|name| scopes.full(&name.text));
+            Entry {
+                command,
+                declared,
+                full,
+            }
+        })
+        .collect()
+}
+
+/// Where [`entries`] start, as character indices (see the contract).
+fn entry_bounds(lexed: &Lexed) -> Vec<usize> {
+    let cuts = lines_of(lexed);
+    let line_start = |line: u32| {
+        let at = lexed.line_starts.get(line as usize).copied();
+        at.unwrap_or(lexed.chars.len())
+    };
+    let mut bounds = Vec::with_capacity(cuts.len());
+    for (k, &line) in cuts.iter().enumerate() {
+        let from = line_start(line);
+        let to = cuts
+            .get(k + 1)
+            .map_or(lexed.chars.len(), |&l| line_start(l));
+        bounds.push(from);
+        let mut own = command_word(lexed, from, to).map_or(to, |w| w.1);
+        while let Some((start, word)) = inner_command(lexed, own, to) {
+            bounds.push(start);
+            own = word.1;
+        }
+    }
+    bounds
+}
+
+/// The first command Lean would begin inside `[from, to)` (see the contract, 3): where it
+/// starts, and its word.
+fn inner_command(lexed: &Lexed, from: usize, to: usize) -> Option<(usize, (usize, usize))> {
+    let first = lexed.words.partition_point(|w| w.0 < from);
+    let mut depth = 0usize;
+    let mut scanned = from;
+    for (k, &word) in lexed.words.iter().enumerate().skip(first) {
+        if word.1 > to {
+            return None;
+        }
+        for i in scanned..word.0 {
+            if lexed.classes[i] == Class::Code {
+                match lexed.chars[i] {
+                    '(' | '[' | '{' | '⟨' | '⦃' => depth += 1,
+                    ')' | ']' | '}' | '⟩' | '⦄' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+            }
+        }
+        scanned = word.0;
+        // Reserved words are lowercase ASCII letters and `_`: most identifiers are not.
+        let plain = lexed.chars[word.0..word.1]
+            .iter()
+            .all(|c| c.is_ascii_lowercase() || *c == '_');
+        if depth > 0 || !plain {
+            continue;
+        }
+        let hash = word.0 > 0
+            && lexed.chars[word.0 - 1] == '#'
+            && !HASH_TACTICS.iter().any(|t| lexed.is_keyword(word, t));
+        let reserved = KEYWORDS
+            .iter()
+            .chain(&COMMAND_WORDS)
+            .any(|c| lexed.is_keyword(word, c));
+        if !(hash || reserved) || part_of_command(lexed, k) {
+            continue;
+        }
+        let start = if hash { word.0 - 1 } else { word.0 };
+        return Some((with_prefix(lexed, from, start), word));
+    }
+    None
+}
+
+/// Whether the reserved word `words[k]` belongs to the command around it (see the contract).
+fn part_of_command(lexed: &Lexed, k: usize) -> bool {
+    let word = lexed.words[k];
+    let after = |previous: &str| {
+        k > 0
+            && lexed.is_keyword(lexed.words[k - 1], previous)
+            && lexed.chars[lexed.words[k - 1].1..word.0]
+                .iter()
+                .all(|c| c.is_whitespace())
+    };
+    let line = lexed.positions[word.0].line;
+    let scoping = || {
+        lexed.words[k + 1..]
+            .iter()
+            .take_while(|w| lexed.positions[w.0].line == line)
+            .any(|&w| lexed.is_keyword(w, "in"))
+    };
+    match () {
+        _ if lexed.is_keyword(word, "inductive") || lexed.is_keyword(word, "abbrev") => {
+            after("class")
+        }
+        _ if lexed.is_keyword(word, "instance") => after("deriving"),
+        _ if lexed.is_keyword(word, "open") || lexed.is_keyword(word, "set_option") => scoping(),
+        _ => false,
+    }
+}
+
+/// Where a command whose word starts at `at` begins: before the modifiers and attributes just
+/// before it (no earlier than `from`).
+fn with_prefix(lexed: &Lexed, from: usize, at: usize) -> usize {
+    let mut start = at;
+    loop {
+        let Some(last) = (from..start).rev().find(|&i| is_token(lexed, i)) else {
+            return start;
+        };
+        let modifier = lexed
+            .words
+            .binary_search_by_key(&(last + 1), |w| w.1)
+            .ok()
+            .map(|k| lexed.words[k])
+            .filter(|&w| MODIFIERS.iter().any(|m| lexed.is_keyword(w, m)));
+        if let Some(word) = modifier {
+            start = word.0;
+            continue;
+        }
+        if lexed.chars[last] != ']' || lexed.classes[last] != Class::Code {
+            return start;
+        }
+        let mut depth = 0usize;
+        let open = (from..=last).rev().find(|&i| {
+            match (lexed.classes[i], lexed.chars[i]) {
+                (Class::Code, ']') => depth += 1,
+                (Class::Code, '[') => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        match open.filter(|&i| i > from && lexed.chars[i - 1] == '@') {
+            Some(i) => start = i - 1,
+            None => return start,
+        }
+    }
+}
+
 /// The declaration `name` (see the contract).
 pub fn declaration_named(text: &str, name: &str) -> Result<Named, NotFound> {
     let lexed = Lexed::new(text);
-    let cuts = lines_of(&lexed);
     let mut found: Vec<(String, bool, Command)> = Vec::new();
-    for (command, declares) in commands(&lexed, &cuts) {
-        let Some(Some((written, full))) = declares else {
+    for entry in entries(&lexed) {
+        let (Some(full), Some(declared)) = (entry.full, &entry.declared) else {
             continue;
         };
+        let written = declared.name.as_ref().map_or("", |n| n.text.as_str());
         let answers = full == name || written == name || full.ends_with(&format!(".{name}"));
         if answers {
-            found.push((full.clone(), full == name, command));
+            found.push((full.clone(), full == name, entry.command));
         }
     }
     let chosen = match found.len() {
@@ -162,60 +325,28 @@ pub fn declaration_named(text: &str, name: &str) -> Result<Named, NotFound> {
     })
 }
 
-/// The declarations whose commands meet `[from, to)` (see the contract), in order.
+/// A declaration a range meets (see the contract).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Declared {
+    /// Its command.
+    pub command: Command,
+    /// Its full name; `None` when Lean names it itself (`example`, an `instance` without one).
+    pub name: Option<String>,
+}
+
+/// The declarations whose commands meet `from..to` (see the contract).
 pub fn declarations_in(text: &str, from: Position, to: Position) -> Vec<Declared> {
     let lexed = Lexed::new(text);
-    let cuts = lines_of(&lexed);
-    commands(&lexed, &cuts)
+    entries(&lexed)
         .into_iter()
-        .filter(|(command, _)| command.start < to.max(from) && command.end > from)
-        .filter_map(|(command, declares)| {
-            Some(Declared {
-                command,
-                name: declares?.map(|(_, full)| full),
-            })
+        .filter(|entry| entry.command.start < to.max(from) && entry.command.end > from)
+        .filter(|entry| entry.declared.is_some())
+        .map(|entry| Declared {
+            command: entry.command,
+            name: entry.full,
         })
         .collect()
 }
-
-/// What a command declares: nothing; a declaration Lean names itself; or a name, as written and
-/// in full.
-type Declares = Option<Option<(String, String)>>;
-
-/// Each command of the text, with what it declares (see the contract).
-fn commands(lexed: &Lexed, cuts: &[u32]) -> Vec<(Command, Declares)> {
-    let mut scopes: Vec<Option<String>> = Vec::new();
-    let mut out = Vec::with_capacity(cuts.len());
-    for k in 0..cuts.len() {
-        let command = command(lexed, cuts, k, k);
-        let words = words_between(lexed, command.start, command.code_end);
-        match words.first().map(String::as_str) {
-            Some("namespace") => scopes.push(words.get(1).cloned()),
-            Some("section" | "mutual") => scopes.push(None),
-            Some("end") => {
-                scopes.pop();
-            }
-            _ => {}
-        }
-        let declares = declared_name(lexed, command).map(|written| {
-            written.map(|written| {
-                let full = match written.strip_prefix("_root_.") {
-                    Some(rooted) => rooted.to_owned(),
-                    None => {
-                        let mut parts: Vec<&str> =
-                            scopes.iter().flatten().map(String::as_str).collect();
-                        parts.push(&written);
-                        parts.join(".")
-                    }
-                };
-                (written, full)
-            })
-        });
-        out.push((command, declares));
-    }
-    out
-}
-
 /// The statement of `command` in `text` (see the contract).
 pub fn statement<'t>(text: &'t str, command: &Command) -> &'t str {
     let offset = |p: Position| crate::lean::text::offset_of(text, p);
@@ -231,18 +362,18 @@ fn cut_at(cuts: &[u32], line: u32) -> usize {
 /// The commands from cut `first` to cut `last`, read.
 fn command(lexed: &Lexed, cuts: &[u32], first: usize, last: usize) -> Command {
     let line_start = |line: u32| {
-        let at = lexed
-            .line_starts
-            .get(line as usize)
-            .copied()
-            .unwrap_or(lexed.chars.len());
-        lexed.positions[at]
+        let at = lexed.line_starts.get(line as usize).copied();
+        at.unwrap_or(lexed.chars.len())
     };
-    let start = line_start(cuts[first]);
-    let end = cuts
+    let to = cuts
         .get(last + 1)
-        .map_or(lexed.positions[lexed.chars.len()], |&l| line_start(l));
-    let (from, to) = (index_of(lexed, start), index_of(lexed, end));
+        .map_or(lexed.chars.len(), |&l| line_start(l));
+    command_between(lexed, line_start(cuts[first]), to)
+}
+
+/// The command of characters `[from, to)`, read.
+fn command_between(lexed: &Lexed, from: usize, to: usize) -> Command {
+    let start = lexed.positions[from];
     let code_end = (from..to)
         .rev()
         .find(|&i| is_token(lexed, i))
@@ -250,7 +381,7 @@ fn command(lexed: &Lexed, cuts: &[u32], first: usize, last: usize) -> Command {
     let body = body_start(lexed, from, index_of(lexed, code_end));
     Command {
         start,
-        end,
+        end: lexed.positions[to],
         code_end,
         body,
     }
@@ -291,76 +422,8 @@ fn word_at(lexed: &Lexed, i: usize) -> Option<&'static str> {
     lexed.is_keyword(lexed.words[k], "where").then_some("where")
 }
 
-/// The words of the code between two positions, in order.
-fn words_between(lexed: &Lexed, from: Position, to: Position) -> Vec<String> {
-    let (from, to) = (index_of(lexed, from), index_of(lexed, to));
-    lexed
-        .words
-        .iter()
-        .filter(|w| w.0 >= from && w.1 <= to)
-        .map(|&(a, b)| lexed.chars[a..b].iter().collect())
-        .collect()
-}
-
-/// The name a declaration command declares, as written: `None` when the command declares
-/// nothing, `Some(None)` when Lean names the declaration itself (see the contract).
-fn declared_name(lexed: &Lexed, command: Command) -> Option<Option<String>> {
-    let (from, to) = (
-        index_of(lexed, command.start),
-        index_of(lexed, command.code_end),
-    );
-    let words: Vec<(usize, usize)> = lexed
-        .words
-        .iter()
-        .copied()
-        .filter(|w| w.0 >= from && w.1 <= to)
-        .collect();
-    let text = |w: (usize, usize)| lexed.chars[w.0..w.1].iter().collect::<String>();
-    let mut depth = 0usize;
-    let mut previous_end = from;
-    let mut k = 0;
-    while let Some(&word) = words.get(k) {
-        k += 1;
-        // Attributes (`@[simp, foo]`) are skipped by their brackets.
-        for i in previous_end..word.0 {
-            if lexed.classes[i] == Class::Code {
-                match lexed.chars[i] {
-                    '[' => depth += 1,
-                    ']' => depth = depth.saturating_sub(1),
-                    _ => {}
-                }
-            }
-        }
-        previous_end = word.1;
-        if depth > 0 {
-            continue;
-        }
-        let word_text = text(word);
-        if MODIFIERS.contains(&word_text.as_str()) {
-            continue;
-        }
-        if !KEYWORDS.contains(&word_text.as_str()) {
-            // An `… in` prefix (`set_option o v in`, `#guard_msgs (drop warning) in`) scopes
-            // the command after it; any other word begins a command that declares nothing.
-            let scoped = words[k..].iter().position(|&w| lexed.is_keyword(w, "in"))?;
-            k += scoped + 1;
-            previous_end = words[k - 1].1;
-            continue;
-        }
-        if word_text == "example" {
-            return Some(None);
-        }
-        let Some(next) = words.get(k) else {
-            return Some(None);
-        };
-        let adjacent = (word.1..next.0).all(|i| lexed.chars[i].is_whitespace());
-        return Some(adjacent.then(|| text(*next)));
-    }
-    None
-}
-
 /// The index of the character at `at` (the text's end for a position past it).
-fn index_of(lexed: &Lexed, at: Position) -> usize {
+pub(super) fn index_of(lexed: &Lexed, at: Position) -> usize {
     lexed.positions.partition_point(|p| *p < at)
 }
 
@@ -476,6 +539,29 @@ mod tests {
         assert_eq!(
             declaration_named("axiom ax : False\n", "ax"),
             Err(NotFound::NoBody("ax".into()))
+        );
+        let scoped = "noncomputable section\nnamespace A\nend A\nend\nnamespace B\n\
+                      set_option maxHeartbeats 1 in\ntheorem t : True := trivial\nend B\n";
+        let t = declaration_named(scoped, "t").unwrap();
+        assert_eq!((t.name.as_str(), t.command.start), ("B.t", p(5, 0)));
+        let mutual = "mutual\n  def even : Nat → Bool\n    | 0 => true\n    | n + 1 => odd n\n  \
+                      def odd : Nat → Bool\n    | 0 => false\n    | n + 1 => even n\nend\n";
+        let odd = declaration_named(mutual, "odd").unwrap();
+        assert_eq!(
+            odd.body,
+            (p(5, 4), p(6, 21)),
+            "one of an indented mutual block"
+        );
+        let inline = "theorem a : True := trivial @[simp] theorem b : True := by\n  trivial\n";
+        let b = declaration_named(inline, "b").unwrap();
+        assert_eq!(
+            (b.command.start, b.body),
+            (p(0, 28), (p(0, 56), p(1, 9))),
+            "a command Lean begins inside a line"
+        );
+        assert_eq!(
+            declaration_named(inline, "a").unwrap().body,
+            (p(0, 20), p(0, 27))
         );
     }
 }

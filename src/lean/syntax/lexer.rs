@@ -338,12 +338,12 @@ impl Lexed {
 }
 
 /// Lean's identifier characters after the first.
-fn is_ident_rest(c: char) -> bool {
+pub fn is_ident_rest(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '\'' | '!' | '?')
 }
 
 /// Characters an identifier may start with.
-fn is_ident_start(c: char) -> bool {
+pub fn is_ident_start(c: char) -> bool {
     (c.is_alphabetic() || c == '_') && c != 'λ'
 }
 

@@ -3,10 +3,12 @@
 //! command of `lean_run_at`, `lean_todo`'s code action chunks), the tactic around a position
 //! (`tactics`, for `lean_goals`), a text's first tactic (the self-check), and declarations: the
 //! command around an edit, its statement and body, a declaration by name (`declarations`, for
-//! `lean_try_edit`), the declarations a range meets with their full names (for `#print axioms`);
-//! a text's identifiers and a statement normalized (`words`, for `lean_lock` and
-//! `lean_certify`); the files a text reads with `include_str` (`includes`, for receipts); what a
-//! probe or candidate writes of its own: terminal commands, `sorry` (`probes`).
+//! `lean_try_edit`), what each declares and its full name (`names`), the declarations a range
+//! meets with their full names (for `#print axioms`); what a text states and what an edit
+//! changes of it (`statements`, `lean_try_edit`'s gate); a text's identifiers and a statement
+//! normalized (`words`, for `lean_lock` and `lean_certify`); the files a text reads with
+//! `include_str` (`includes`, for receipts); what a probe or candidate writes of its own:
+//! terminal commands, `sorry` (`probes`).
 //!
 //! Contract:
 //! 1. Everything here reads a text through the one lexer, so no two tools disagree about what
@@ -22,7 +24,9 @@ mod declarations;
 mod header;
 mod includes;
 mod lexer;
+mod names;
 mod probes;
+mod statements;
 mod tactics;
 mod words;
 
@@ -35,6 +39,7 @@ pub use header::{header_end, imports, span as header_span};
 pub use includes::includes;
 use lexer::Lexed;
 pub use probes::{terminal_commands, writes_sorry};
+pub use statements::{Change, statement_changes};
 pub use tactics::tactic_column;
 pub use words::{code_words, normalized, quoted_commands};
 

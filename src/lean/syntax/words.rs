@@ -76,9 +76,14 @@ pub fn quoted_commands(text: &str, keywords: &[&str]) -> Vec<Word> {
 /// `text`'s code, normalized (see the contract).
 pub fn normalized(text: &str) -> String {
     let lexed = Lexed::new(text);
-    let mut out = String::with_capacity(text.len());
+    normalized_range(&lexed, 0, lexed.chars.len())
+}
+
+/// The characters `[from, to)` of a text already read, normalized as [`normalized`] does.
+pub(super) fn normalized_range(lexed: &Lexed, from: usize, to: usize) -> String {
+    let mut out = String::with_capacity(to.saturating_sub(from));
     let mut blank = false;
-    for (i, &c) in lexed.chars.iter().enumerate() {
+    for (i, &c) in lexed.chars.iter().enumerate().take(to).skip(from) {
         let literal = lexed.classes[i] == Class::Literal;
         if !literal && (!lexed.is_code(i)) {
             blank = true;

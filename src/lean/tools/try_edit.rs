@@ -9,11 +9,12 @@
 //!    a text the file no longer has.
 //! 2. A candidate is `{range, text}` (0-based lines, UTF-16 columns, inside the file, start not
 //!    after end) or `{declaration, body}`: the named declaration's body replaced
-//!    (`syntax::declaration_named`). Anything else, a name no single declaration answers to, or a
-//!    text that writes a terminal command (`#exit`, an `import` after the header:
-//!    `syntax::terminal_commands`, `terminalCommand`), or an edit after the file's own `#exit`
-//!    (`afterTerminalCommand`: Lean would never check it), is refused before Lean is asked,
-//!    naming the candidate.
+//!    (`syntax::declaration_named`); either with `allow_statement_change: true`, which alone
+//!    lets a candidate that changes what the file states close (`speculation/edit.rs`).
+//!    Anything else, a name no single declaration answers to, or a text that writes a
+//!    terminal command (`#exit`, an `import` after the header: `syntax::terminal_commands`,
+//!    `terminalCommand`), or an edit after the file's own `#exit` (`afterTerminalCommand`:
+//!    Lean would never check it), is refused before Lean is asked, naming the candidate.
 //! 3. The candidates run side by side over the twin pool under one deadline (`timeout_ms`, at
 //!    most the Lean timeout; `speculation/trial.rs`); `prefer: "first_closed"` stops at the first
 //!    that closes, the ones not finished then answering `skipped`. The result is `{path, version,
@@ -44,10 +45,15 @@ pub const TRY_EDIT: &str = "lean_try_edit";
 /// What each verdict means, for `--help`; the tool's description names the same verdicts more
 /// briefly, to keep the tool list small.
 pub const VERDICTS_EXPLAINED: &str = "closed (Lean confirmed the edited declaration has no \
-    error, goal or sorry, by its #print axioms too, and the file no new error; with an \
-    apply-ready patch), progressed (no error, goals remain and changed), failed (an error in the \
-    declaration, a new error elsewhere, no progress, or a sorry Lean's axioms could not rule out: \
-    see reason), timeout (past timeout_ms) or skipped (prefer: first_closed stopped first)";
+    error, goal or sorry, by its #print axioms too, and the file no new error, and the file \
+    states what it did unless the candidate allowed a statement change; with an apply-ready \
+    patch), progressed (no error, goals remain and changed), failed (an error in the \
+    declaration, a new error elsewhere, a statement changed, no progress, or a sorry Lean's \
+    axioms could not rule out: see reason), timeout (past timeout_ms) or skipped (prefer: \
+    first_closed stopped first)";
+
+/// The candidate's member that lets it close with a statement changed.
+const ALLOW: &str = "allow_statement_change";
 
 /// The most candidates one call takes.
 pub const MAX_CANDIDATES: usize = 16;
@@ -81,10 +87,15 @@ fn candidate() -> Value {
             },
             "text": {"type": "string"},
             "declaration": {"type": "string"},
-            "body": {"type": "string"}
+            "body": {"type": "string"},
+            ALLOW: {
+                "type": "boolean",
+                "default": false,
+                "description": "true: may close though it changes what the file states."
+            }
         },
         "minProperties": 2,
-        "maxProperties": 2,
+        "maxProperties": 3,
         "additionalProperties": false
     })
 }
@@ -133,8 +144,9 @@ pub fn spec() -> ToolSpec {
          disk), to pick a proof before editing. Per candidate a verdict: closed (Lean confirmed \
          no error, goal or sorry; with a patch to apply), progressed, failed (see reason), \
          timeout or skipped; the goals left, up to {MAX_DIAGNOSTICS} diagnostics and a gate \
-         (new errors elsewhere, sorry counts, statement_changed). base_mismatch when the file \
-         is not that text."
+         (new errors elsewhere, sorry counts, statement_changed: a declaration or command of \
+         the file added, removed, renamed or restated, an axiom added; never closed then unless \
+         allow_statement_change). base_mismatch when the file is not that text."
     );
     LeanTool::concurrent(
         TRY_EDIT,
@@ -229,6 +241,16 @@ fn one(
 ) -> Result<Applied, HostError> {
     let at = |pointer: &str| candidate.pointer(pointer).and_then(Position::from_json);
     let text = |name: &str| candidate.get(name).and_then(Value::as_str);
+    let allowed = candidate
+        .get(ALLOW)
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
+    let members = candidate
+        .as_object()
+        .map_or(0, |o| o.keys().filter(|k| *k != ALLOW).count());
+    if members != 2 {
+        return Err(not_a_candidate(n));
+    }
     let (from, to, text) = match (at("/range/start"), at("/range/end"), text("text")) {
         (Some(from), Some(to), Some(text)) => {
             let inside = |at| call.inside(base, at).map_err(|e| named(e, n));
@@ -266,13 +288,7 @@ fn one(
                 })?;
                 (named.body.0, named.body.1, body)
             }
-            _ => {
-                return Err(HostError::invalid_input(format!(
-                    "candidate {} must be {{range, text}} or {{declaration, body}}",
-                    n + 1
-                ))
-                .with_path(&format!("/candidates/{n}")));
-            }
+            _ => return Err(not_a_candidate(n)),
         },
     };
     let applied = apply(&base.text, from, to, text);
@@ -285,7 +301,15 @@ fn one(
         let error = HostError::terminal_command(terminal.command, at.line, at.character);
         return Err(for_candidate(error, n));
     }
-    Ok(applied)
+    Ok(applied.allowing_statement_change(allowed))
+}
+
+fn not_a_candidate(n: usize) -> HostError {
+    HostError::invalid_input(format!(
+        "candidate {} must be {{range, text}} or {{declaration, body}}, with {ALLOW} or not",
+        n + 1
+    ))
+    .with_path(&format!("/candidates/{n}"))
 }
 
 fn refused(n: usize, reason: &'static str, why: String) -> HostError {
