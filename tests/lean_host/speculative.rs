@@ -371,6 +371,45 @@ fn runs_at_one_position_ask_lean_for_its_proof_mode_once_per_version() {
 }
 
 #[test]
+fn a_proof_mode_outlives_a_version_bump_of_the_same_text() {
+    if crate::harness::fake_only("a_proof_mode_outlives_a_version_bump_of_the_same_text") {
+        return;
+    }
+    // One twin for the workspace: a run in Uses closes Basic's twin, and Basic is reported to
+    // Lean's reference index again (an empty didChange: a new LSP version, the same text).
+    let project = Project::fixture();
+    let mut lean = Lean::start(&[&project], &["--max-twins", "1"], &[]);
+    let goal_queries = |lean: &Lean| {
+        received_for(lean, BASIC, false)
+            .iter()
+            .filter(|m| *m == "$/lean/plainGoal")
+            .count()
+    };
+    let version = lean.ok("lean_sync", args(&project, BASIC, json!({})))["version"].clone();
+    let uses = "Fixture/Uses.lean";
+    let uses_version = lean.ok("lean_sync", args(&project, uses, json!({})))["version"].clone();
+    lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "constructor"),
+    );
+    let mut in_uses = run_at(&project, &uses_version, 11, 2, "omega");
+    in_uses["path"] = json!(uses);
+    lean.ok("lean_run_at", in_uses);
+    let changes = received_for(&lean, BASIC, false)
+        .iter()
+        .filter(|m| *m == "textDocument/didChange")
+        .count();
+    assert_eq!(changes, 1, "Basic re-reported once its twin closed");
+    lean.ok(
+        "lean_run_at",
+        run_at(&project, &version, AND_SWAP_BODY, 2, "skip"),
+    );
+    assert_eq!(goal_queries(&lean), 1, "the same text: no second question");
+    lean.server.finish_clean();
+    project.wait_no_processes();
+}
+
+#[test]
 fn a_warm_run_sends_lean_one_did_change_and_no_did_open() {
     if crate::harness::fake_only("a_warm_run_sends_lean_one_did_change_and_no_did_open") {
         return;

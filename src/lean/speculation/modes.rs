@@ -4,13 +4,15 @@
 //! the text Lean elaborated, so it is asked once per document version and position.
 //!
 //! Contract:
-//! 1. An answer is keyed by the document's URI, the LSP version Lean answered for and the
-//!    position. A new LSP version (an edit, a revived worker) is a new key, so an answer is never
-//!    reused for other text; remembering one forgets the older versions of that document.
+//! 1. An answer is keyed by the document's URI, its version (the caller's: one text, never
+//!    reused for another, across reopens, revivals and restarts) and the position. A new text is
+//!    a new key, so an answer is never reused for other text; what only bumps the LSP version
+//!    (a revived worker, the real file re-reported after a twin closes) keeps the answer.
+//!    Remembering one forgets the older versions of that document.
 //! 2. Only answers are remembered: a query that failed or was cancelled is asked again.
 //! 3. Bounded: at most [`CAPACITY`] answers; when full, all are forgotten (the next run asks
-//!    again). One memory for the host: LSP versions continue across a workspace's runtimes and
-//!    URIs differ across workspaces, so a key never names two texts.
+//!    again). One memory for the host: versions continue across a workspace's runtimes and URIs
+//!    differ across workspaces, so a key never names two texts.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,7 +24,7 @@ pub const CAPACITY: usize = 1024;
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct At {
     uri: Arc<str>,
-    lsp_version: i64,
+    version: i64,
     line: u32,
     character: u32,
 }
@@ -35,10 +37,10 @@ pub struct ProofModes {
 
 impl ProofModes {
     /// Whether Lean said there are proof goals at this position of this version, if it was asked.
-    pub fn get(&self, uri: &Arc<str>, lsp_version: i64, line: u32, character: u32) -> Option<bool> {
+    pub fn get(&self, uri: &Arc<str>, version: i64, line: u32, character: u32) -> Option<bool> {
         let at = At {
             uri: uri.clone(),
-            lsp_version,
+            version,
             line,
             character,
         };
@@ -46,22 +48,15 @@ impl ProofModes {
     }
 
     /// Remembers Lean's answer for this position of this version.
-    pub fn remember(
-        &self,
-        uri: &Arc<str>,
-        lsp_version: i64,
-        line: u32,
-        character: u32,
-        tactic: bool,
-    ) {
+    pub fn remember(&self, uri: &Arc<str>, version: i64, line: u32, character: u32, tactic: bool) {
         let mut known = self.lock();
-        known.retain(|at, _| at.uri != *uri || at.lsp_version >= lsp_version);
+        known.retain(|at, _| at.uri != *uri || at.version >= version);
         if known.len() >= CAPACITY {
             known.clear();
         }
         let at = At {
             uri: uri.clone(),
-            lsp_version,
+            version,
             line,
             character,
         };

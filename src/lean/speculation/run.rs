@@ -70,13 +70,13 @@ pub async fn start_at(
 ) -> Result<HandleState, HostError> {
     let Position { line, character } = at;
     let mut character = character;
-    let known = modes.get(&document.uri, document.lsp_version, line, character);
+    let known = modes.get(&document.uri, document.version, line, character);
     let tactic = match known {
         Some(tactic) => tactic,
         None => {
             let goals = plain_goals(runtime.documents(), document, at, caller).await?;
             let tactic = goals.is_some_and(|goals| !goals.is_empty());
-            modes.remember(&document.uri, document.lsp_version, line, character, tactic);
+            modes.remember(&document.uri, document.version, line, character, tactic);
             tactic
         }
     };
