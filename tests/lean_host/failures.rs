@@ -489,6 +489,53 @@ fn a_fatal_report_waits_for_its_explanation_before_it_counts_as_a_crash() {
     lean.finish_without_violations();
 }
 
+/// A call that reads a file's unchanged text while Lean's fatal report about it is not yet
+/// explained does not take it for a crash: the explanation (a header error) may still come, and
+/// a revival would only set the broken header up again (found by the no-false-complete suite: a
+/// `lean_try_edit` read a misspelt import's text between Lean's fatal progress and its error,
+/// and revived it).
+#[test]
+fn reading_an_unchanged_text_before_the_fatal_report_is_explained_revives_nothing() {
+    if crate::harness::fake_only("a broken header's explanation held at the fake's gate") {
+        return;
+    }
+    let project = Project::fixture();
+    let path = "Fixture/Broken.lean";
+    project.write(
+        path,
+        "-- fake: setup-fail \"no such package\"\n-- fake: explain-gate explain\nimport Missing\n",
+    );
+    let env = [("FAKE_LEAN_DIAG_ORDER", "progress-first")];
+    let mut lean = Lean::start(&[&project], &["--crash-grace-ms", "600000"], &env);
+    lean.ok("lean_update", args(&project, path, json!({})));
+    lean.gate_entered("explain");
+    // Lean's output is one ordered stream: once another file's barrier is answered, the host
+    // has read the fatal progress Lean sent before it.
+    lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
+    lean.ok("lean_update", args(&project, path, json!({})));
+    let id = lean.id();
+    lean.server.send(&request(
+        id,
+        "tools/call",
+        json!({"name": "lean_sync", "arguments": args(&project, path, json!({}))}),
+    ));
+    lean.wait_received("the sync's barrier", |t| {
+        t["method"] == "textDocument/waitForDiagnostics"
+            && t["uri"].as_str().is_some_and(|u| u.ends_with(path))
+    });
+    lean.open_gate("explain");
+    let synced = lean.server.response(&json!(id));
+    let synced = &synced["result"]["structuredContent"];
+    assert_eq!(synced["receipt"]["state"], "setup_failed", "{synced}");
+    let revivals = lean
+        .trace()
+        .into_iter()
+        .filter(|t| t["dir"] == "in" && t["method"] == "textDocument/didChange")
+        .count();
+    assert_eq!(revivals, 0, "the fatal report was explained: no revival");
+    lean.finish_without_violations();
+}
+
 /// A worker that crashes on every elaboration of a file that also has an ordinary error: the
 /// error does not hide the crash. The sync says it crashed (typed, Lean's stderr tail, where
 /// checking stopped); the next call on the unchanged file fails the same way at once instead of

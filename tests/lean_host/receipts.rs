@@ -386,3 +386,27 @@ fn a_lean_timeout_carries_an_incomplete_receipt() {
     assert_eq!(late["data"]["receipt"]["reason"], "timed_out", "{late}");
     lean.finish_without_violations();
 }
+
+/// A run's receipt names the document's text, so it is `complete` only when Lean finished that
+/// text, not just the twin's (the text before the run's position and the probe): a file whose
+/// worker crashes after the position gives a run that succeeds in the twin, and a receipt that
+/// says Lean crashed on the text it names (found by the no-false-complete suite: a run's receipt
+/// said `complete` of a text a fresh sync calls `workerCrashed`).
+#[test]
+fn a_runs_receipt_is_never_complete_for_a_text_lean_did_not_finish() {
+    if fake_only("a_runs_receipt_is_never_complete_for_a_text_lean_did_not_finish") {
+        return;
+    }
+    let project = Project::fixture();
+    let path = "Fixture/CrashesLater.lean";
+    let text = "theorem t (p : Prop) (hp : p) : p := by\n  exact hp\n\n\
+                def later : Nat := 1 -- fake: crash\n";
+    project.write(path, text);
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let run = json!({"version": 1, "line": 1, "character": 2, "text": "exact hp"});
+    let ran = lean.ok("lean_run_at", args(&project, path, run));
+    assert_eq!(ran["success"], true, "the twin holds no crash: {ran}");
+    well_formed(&ran["receipt"], text, Some(1));
+    assert_eq!(ran["receipt"]["state"], "crashed", "{ran}");
+    lean.finish_without_violations();
+}

@@ -24,7 +24,8 @@
 //!    explanation and no answer. A crash that may not be revived again fails the call with the
 //!    typed crash at once, and so does a request about a document already in that state: it is
 //!    never sent to wait for a revival that will not come. The grace runs for the newest version
-//!    reported fatal: when a revival (this call's or another's) crashes again while an older
+//!    reported fatal (a version already reported fatal when the call begins counts from then):
+//!    when a revival (this call's or another's) crashes again while an older
 //!    report's grace runs, Lean holds the request for that newer version, so it is the one
 //!    revived (the no-false-complete suite hung on a sync whose own revival crashed before its
 //!    request reached the new worker). Events lost to lag are read back from the mirror.
@@ -67,6 +68,14 @@ pub async fn ask(
     let request = with_revival(set, &uri, caller, method, params);
     let mut request = pin!(request);
     let mut unexplained = Unexplained::new(set.limits().crash_grace);
+    if let Some(current) = set.mirror().get(&uri)
+        && current.crashed()
+        && !current.died
+    {
+        // Reported fatal before this call: the grace runs from now (no revival has been sent
+        // for it, and Lean holds the request until one is).
+        unexplained.fatal(current.lsp_version, Instant::now());
+    }
     let answer = loop {
         let due = unexplained.due();
         tokio::select! {

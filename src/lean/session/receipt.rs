@@ -28,8 +28,10 @@
 //!    be named to check). A `stale_imports` from Lean's notice names those paths too.
 //! 4. [`now`] is the receipt of a result about `document`, as the mirror has it when the result
 //!    is made: `superseded` when Lean now has another version of the file; else what Lean said
-//!    of that version (or `checked`, the state of a twin that ran the text), or of the snapshot
-//!    once the document was closed.
+//!    of that version, or of the snapshot once the document was closed; when a twin ran the
+//!    text (`checked`, its state), the twin's state only if Lean said `complete` of the
+//!    document's version: a twin holds the text up to a position, and the receipt names the
+//!    whole text.
 //! 5. A typed error about a document carries the receipt of its matching non-complete state
 //!    ([`state_for_error`], [`for_error`]).
 //!
@@ -240,11 +242,22 @@ pub fn now(set: &DocumentSet, document: &Document, checked: Option<ReceiptState>
             .map(|d| (d.version == document.version).then(|| lean_state(d)))
     };
     let state = match seen {
-        Some(Some(said)) => checked.unwrap_or(said),
+        Some(Some(said)) => ran(said, checked),
         Some(None) => ReceiptState::Superseded,
-        None => checked.unwrap_or_else(|| lean_state(document)),
+        None => ran(lean_state(document), checked),
     };
     receipt(set.lake_config(), document, Some(state))
+}
+
+/// The state of a result about a document Lean said `said` of, whose text a twin ran in
+/// state `checked`: the receipt names the document's text, so it is the twin's state only
+/// while Lean finished that text too (a twin holds the text up to a position: a crash after
+/// it is the document's alone).
+fn ran(said: ReceiptState, checked: Option<ReceiptState>) -> ReceiptState {
+    match checked {
+        Some(checked) if said == ReceiptState::Complete => checked,
+        _ => said,
+    }
 }
 
 /// The state a receipt carries on `error`, when it is a typed error about a document (see the
@@ -371,6 +384,25 @@ mod tests {
         assert_eq!(json["state"], "stale_imports");
         assert_eq!(json["paths"], json!([]));
         assert!(json.get("reason").is_none());
+    }
+
+    #[test]
+    fn a_twins_state_stands_only_where_lean_finished_the_text() {
+        let timed_out = ReceiptState::Incomplete(Reason::TimedOut);
+        assert_eq!(
+            ran(ReceiptState::Complete, Some(timed_out.clone())),
+            timed_out
+        );
+        assert_eq!(
+            ran(ReceiptState::Crashed, Some(ReceiptState::Complete)),
+            ReceiptState::Crashed,
+            "a twin holds the text up to a position: the crash after it is the text's"
+        );
+        assert_eq!(
+            ran(ReceiptState::SetupFailed, Some(ReceiptState::Complete)),
+            ReceiptState::SetupFailed
+        );
+        assert_eq!(ran(ReceiptState::Complete, None), ReceiptState::Complete);
     }
 
     #[test]

@@ -27,7 +27,9 @@
 //!    imports are built on open, and never again behind the caller's back), a changed text sends
 //!    `didChange` (full text) and, for a real file, `didSave` under every URI a Lean may have
 //!    built for it (`text::lean_uris`), so Lean tells importers their imports are stale; an
-//!    unchanged text sends nothing (a crashed one is revived). Messages are queued in that
+//!    unchanged text sends nothing (one whose worker a request found dead is revived; a fatal
+//!    report alone may still be explained by a header error, so `ask` judges it after the crash
+//!    grace). Messages are queued in that
 //!    critical section, so Lean receives versions in mirror order, and no barrier can be asked
 //!    for a version Lean has not been sent. Room in the queue to Lean is taken before
 //!    (`server/lsp/outbox.rs`).
@@ -630,7 +632,9 @@ impl DocumentSet {
                 entry.document = Some(document);
                 true
             }
-            Some(document) if document.crashed() && document.may_revive() => {
+            // Only a death a request saw is certain here: a fatal report may be a broken
+            // header whose error is on its way (`ask` waits the crash grace for it).
+            Some(document) if document.died && document.may_revive() => {
                 let revived = document.revived(memory);
                 revival(&mut batch, &revived);
                 entry.document = Some(revived);

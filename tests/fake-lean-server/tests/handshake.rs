@@ -209,3 +209,49 @@ fn trace_counts_what_the_client_sent() {
             .any(|l| l["dir"] == "out" && l["method"] == "textDocument/publishDiagnostics")
     );
 }
+
+/// The trace names the text a client gave a document (`text_fnv`: FNV-1a 64 of its UTF-8, 16
+/// hex digits), on a `didOpen` and a whole-text `didChange` alone: a client that sends the same
+/// text again (a revival) can be told from one that sends another.
+#[test]
+fn trace_names_the_text_a_client_gave() {
+    let mut c = Client::ready(Opts::default());
+    let uri = c.open("Fixture/Basic.lean");
+    let text = c.project.read("Fixture/Basic.lean");
+    c.change_full(&uri, 2, &text);
+    c.change_full(&uri, 3, "def one : Nat := 1\n");
+    c.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": uri, "version": 4}, "contentChanges": [{"range": {
+            "start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": ""}]}),
+    );
+    c.sync(&uri, 4);
+    let fnv = |t: &str| {
+        let hash = t.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        format!("{hash:016x}")
+    };
+    let given: Vec<Value> = c
+        .project
+        .trace_lines()
+        .into_iter()
+        .filter(|l| l["dir"] == "in" && l["uri"] == uri.as_str())
+        .filter(|l| {
+            matches!(
+                l["method"].as_str(),
+                Some("textDocument/didOpen" | "textDocument/didChange")
+            )
+        })
+        .map(|l| l["text_fnv"].clone())
+        .collect();
+    assert_eq!(
+        given,
+        [
+            json!(fnv(&text)),
+            json!(fnv(&text)),
+            json!(fnv("def one : Nat := 1\n")),
+            Value::Null
+        ]
+    );
+}

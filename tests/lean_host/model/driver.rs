@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+use super::era::Era;
 use crate::support::server_bin;
 
 /// How long any call may take to answer: far beyond what a program needs, so only a hang
@@ -117,14 +118,16 @@ pub struct Driver {
 }
 
 impl Driver {
-    /// Starts and initializes a server over `roots` (each shown as `[root]` in answers).
-    pub fn start(roots: &[&Path], args: &[String], trace_dir: &Path) -> Driver {
+    /// Starts and initializes a server over `roots` (each shown as `[root]` in answers), its
+    /// `lake` (the fake) in `era`.
+    pub fn start(roots: &[&Path], args: &[String], era: Era, trace_dir: &Path) -> Driver {
         let lake = lake_wrapper();
         let mut child = Command::new(server_bin())
             .arg("--lake")
             .arg(lake)
             .args(["--status-delay-ms", "3600000", "--heartbeat-ms", "3600000"])
             .args(args)
+            .envs(era.env())
             .env("MODEL_TRACE_DIR", trace_dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())

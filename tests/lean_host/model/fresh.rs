@@ -18,6 +18,7 @@ use std::sync::{Mutex, OnceLock};
 use serde_json::{Value, json};
 
 use super::driver::Driver;
+use super::era::Era;
 use super::project::{project, scratch};
 use super::run::Chain;
 use super::texts::{self, ANCHORS, FILES, Text};
@@ -172,7 +173,12 @@ fn run_alone(query: &Query<'_>, chain: Option<&Chain>) -> Value {
     let text = texts::canonical(0, query.text);
     std::fs::write(project.root().join(FILES[0]), &text).expect("write the text");
     let scratch = scratch();
-    let mut driver = Driver::start(&[project.root()], &[], scratch.path());
+    let mut driver = Driver::start(
+        &[project.root()],
+        &[],
+        Era::default_for_now(),
+        scratch.path(),
+    );
     let workspace = project.descriptor();
     let path = FILES[0];
     let mut arguments = json!({"workspace": workspace, "path": path});

@@ -51,12 +51,15 @@
 //!   `LEAN_BEAM_MODEL_IGNORE=[document-bound]`).
 
 mod allowed;
-mod bounds;
+pub mod axioms;
+pub mod bounds;
 mod check;
 pub mod driver;
+pub mod era;
 mod fresh;
 mod program;
 pub mod project;
+pub mod revivals;
 mod run;
 mod texts;
 

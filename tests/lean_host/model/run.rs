@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::driver::{Driver, Ended, Sent, trace_prefix};
+use super::era::Era;
 use super::program::{Doc, Program, Step};
 use super::project::{Project, project, scratch};
 use super::texts::{self, ANCHORS, CONTINUATIONS, FILES, GOALS, HOVERS, Text};
@@ -113,7 +114,7 @@ impl Server {
             "--max-twins".to_owned(),
             max_twins.to_string(),
         ];
-        let driver = Driver::start(&[], &args, traces.path());
+        let driver = Driver::start(&[], &args, Era::default_for_now(), traces.path());
         Server { driver, traces }
     }
 
