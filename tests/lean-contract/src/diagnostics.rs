@@ -6,7 +6,9 @@
 //! and the text bound of `range`: `range` 0:0–1:0 (0:0–0:0 in older workers) with `fullRange`
 //! 0:0–end of text, past the text of a one-line file: Lake's setup lines and the stale-import
 //! notice (information; `FileWorker.lean` `setupImports`, `handleStaleDependency`) and a worker
-//! that failed to start (an error; `initAndRunWorker`'s `writeErrorDiag`). Lake's cross-file reports
+//! that failed to start (an error; `initAndRunWorker`'s `writeErrorDiag`). The stale-import
+//! notice is sticky: every later version repeats it with the `fullRange` of the text it came
+//! with, so an information of that shape is not bound to the version's text at all. Lake's cross-file reports
 //! (`source: "Lake"`, no `fullRange`) describe a file as Lake read it from disk, not an open
 //! version: only their severity is checked.
 
@@ -35,9 +37,13 @@ pub fn check(d: &Value, lines: Option<&Lines>, found: &mut Found) {
         }
         return;
     };
-    let notice =
-        NOTICE_RANGES.contains(&r) && full.0 == (0, 0) && lines.is_none_or(|l| full.1 == l.end());
-    if notice {
+    let literal = NOTICE_RANGES.contains(&r) && full.0 == (0, 0);
+    if literal && d.get("severity").and_then(Value::as_u64) == Some(3) {
+        // Sticky (`handleStaleDependency` keeps it in `stickyDiagnosticsRef`): its `fullRange`
+        // ends where the text ended when the notice came, and every later version repeats it.
+        return;
+    }
+    if literal && lines.is_none_or(|l| full.1 == l.end()) {
         in_text(d, [full.0, full.1], lines, found);
         return;
     }
@@ -147,6 +153,9 @@ mod tests {
         assert_eq!(ids(start_failed, "import A"), Vec::<&str>::new());
         let lake = json!({"severity": 2, "source": "Lake", "range": r(7, 0, 9, 4)});
         assert_eq!(ids(lake, TEXT), Vec::<&str>::new());
+        // The stale-import notice of a longer earlier version, repeated with this one.
+        let sticky = json!({"severity": 3, "range": r(0, 0, 1, 0), "fullRange": r(0, 0, 21, 0)});
+        assert_eq!(ids(sticky, TEXT), Vec::<&str>::new());
     }
 
     #[test]
@@ -162,6 +171,9 @@ mod tests {
         assert_eq!(ids(outside, TEXT), ["position.in-text"]);
         let hint = json!({"severity": 4, "range": r(0, 0, 0, 1), "fullRange": r(0, 0, 0, 1)});
         assert_eq!(ids(hint, TEXT), ["diagnostic.severity"]);
+        let failed_start_elsewhere =
+            json!({"severity": 1, "range": r(0, 0, 1, 0), "fullRange": r(0, 0, 21, 0)});
+        assert_eq!(ids(failed_start_elsewhere, TEXT), ["position.in-text"]);
         let old = json!({"severity": 1, "range": r(0, 0, 3, 0)});
         assert_eq!(ids(old, TEXT), ["diagnostic.range-cut"]);
     }

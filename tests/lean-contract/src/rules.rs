@@ -51,7 +51,9 @@ pub const IN_TEXT: Rule = Rule {
                 documentHighlight, documentSymbol, foldingRange, inlayHint, plainTermGoal, a \
                 LocationLink's origin) lies inside that version's text: line at most the last, \
                 UTF-16 column at most the line's length (the hard-coded 0:0–1:0 `range` of a \
-                setup line, a stale-import notice or a worker's start failure excepted)",
+                setup line, a stale-import notice or a worker's start failure excepted, and the \
+                whole stale-import notice: it is sticky, repeated with every later version with \
+                the `fullRange` of the text it came with)",
     source: "src/Lean/Server/Utils.lean (Syntax.Range.toLspRange, mkFileProgressAtPosNotification); \
              src/Lean/Data/Lsp/Utf16.lean (FileMap.utf8PosToLspPos, leanPosToLspPos); \
              src/Lean/Server/FileWorker.lean (setupImports, handleStaleDependency, \
