@@ -13,8 +13,10 @@
 //!    change of the modules it imports); `includes` the files its text reads with
 //!    `include_str`, `{path, sha256}` (`sha256` null for a file that was absent). Receipts are
 //!    not signed.
-//! 2. What Lean said of a document ([`lean_state`]), first rule first: a worker that crashed
-//!    (`Document::crashed`) is `crashed`; a header Lean could not process (a failed Lake setup,
+//! 2. What Lean said of a document ([`lean_state`]), first rule first: a worker a request
+//!    found dead (`Document::died`) is `crashed`; a fatal report Lean has not explained yet
+//!    (`Document::crashed` without a death seen: the header error that explains it may still
+//!    come) `incomplete` (`elaborating`); a header Lean could not process (a failed Lake setup,
 //!    imports that do not build) `setup_failed`; Lean's stale-import notice `stale_imports`;
 //!    `complete` only when Lean answered the barrier (`textDocument/waitForDiagnostics`) for that
 //!    very LSP version (`Mirror::barrier_answered`) and its file progress is done; else
@@ -186,8 +188,13 @@ impl Receipt {
 
 /// What Lean said of `document` (see the contract), from the mirror alone.
 pub fn lean_state(document: &Document) -> ReceiptState {
-    if document.crashed() {
+    if document.died {
         ReceiptState::Crashed
+    } else if document.crashed() {
+        // A fatal report not explained yet: a header error may be on its way (Lean may report
+        // fatal progress before it), and a crash is certain only once a request finds the
+        // worker dead (`ask` waits the crash grace for it).
+        ReceiptState::Incomplete(Reason::Elaborating)
     } else if document.header_error().is_some() {
         ReceiptState::SetupFailed
     } else if !document.stale.is_empty() {
@@ -363,6 +370,12 @@ mod tests {
         let state = |d: &Document| receipt(&config, d, None).state;
         let mut crashed = checked("def a := 1\n");
         crashed.progress.fatal = true;
+        assert_eq!(
+            state(&crashed),
+            ReceiptState::Incomplete(Reason::Elaborating),
+            "fatal progress alone may yet be explained by a header error"
+        );
+        crashed.died = true;
         assert_eq!(state(&crashed), ReceiptState::Crashed);
         let mut header = checked("import Missing\ndef a := 1\n");
         header.progress.fatal = true;
