@@ -9,5 +9,6 @@
 
 pub mod ask;
 pub mod bundle;
+pub mod checker;
 pub mod checks;
 pub mod lock;
