@@ -13,6 +13,7 @@
 
 pub mod answers;
 pub mod bundle;
+pub mod checker;
 pub mod checks;
 pub mod lock;
 pub mod names;
