@@ -32,8 +32,7 @@ use crate::lean::progress::Caller;
 use crate::lean::session::twin_file::real_directory;
 use crate::lean::tail::Tail;
 
-/// The checker's source. (Until the `checker` branch lands: its first line only.)
-pub const SOURCE: &str = "-- lean-beam certification checker, protocol 1\n";
+pub use super::checker::CHECKER_SOURCE as SOURCE;
 
 /// The protocol this host speaks.
 pub const PROTOCOL: u64 = 1;
