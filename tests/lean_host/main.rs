@@ -10,6 +10,7 @@ mod budget;
 mod capabilities;
 mod catalog;
 mod certify;
+mod certify_cheats;
 mod contract_check;
 mod crash_codes;
 mod crash_race;
