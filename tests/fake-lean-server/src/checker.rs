@@ -1,0 +1,802 @@
+//! The certification checker's model (README "The certification checker"): the environment
+//! `importModules` would load from the BUILT artifacts, and the checker's answer over it
+//! (`src/lean/certify/checker/CONTRACT.md`; `lean_run.rs` runs it).
+//!
+//! Contract:
+//! 1. [`Env::load`] reads each module's `.olean` (the text its last build compiled,
+//!    `lake_build::built_text`), then the modules it imports that the workspace builds, imports
+//!    first. Imports outside the workspace (the toolchain, dependency packages) hold only the
+//!    [`BUILTINS`]. Nothing of a file is run: macros, elaborators and redefined commands play no
+//!    part; only declarations and the `add-decl` directive (a `run_cmd`/`elab` that adds a
+//!    constant) put constants in the environment.
+//! 2. Names are Lean's: the namespaces enclosing the declaration (`_root_.x` opts out), `«»`
+//!    only quoting (`«main»` is `main`), `private` names mangled as Lean's `mkPrivateName`
+//!    (`_private.<Module>.0.<name>`), constructors, `.rec` and structure projections, and for a
+//!    `partial def f` the opaque `f` and the unsafe `f._unsafe_rec`.
+//! 3. A constant names the constants whose names appear in its type (binders and type, or the
+//!    `type` directive's text) and value (the text after `:=`), resolved as Lean resolves a
+//!    name: under each enclosing namespace, innermost first, then at the root, then under each
+//!    `open`; `h.elim` names `h`. Its own axioms are `#print axioms`' (`certify::own`), except
+//!    that a partial or opaque-without-value constant's value is an inhabitant, so its body adds
+//!    nothing; its closure, axioms and replay follow the contract's rules over these references.
+//! 4. A constant declared while `debug.skipKernelTC` (however quoted) is true, or added by an
+//!    `add-decl … unchecked` directive, never met the kernel: its replay fails. A safe constant
+//!    naming an unsafe one fails as the kernel fails it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::analysis::Analysis;
+use crate::decl::{Decl, normalize_ws};
+use crate::lake_build;
+use crate::lexer;
+use crate::outline::{CmdKind, Command};
+use crate::text::Text;
+
+/// What the fake knows of the toolchain's own constants: their names and kinds.
+pub const BUILTINS: [(&str, &str); 17] = [
+    ("sorryAx", "axiom"),
+    ("propext", "axiom"),
+    ("Classical.choice", "axiom"),
+    ("Quot.sound", "axiom"),
+    ("Lean.ofReduceBool", "axiom"),
+    ("Nat", "inductive"),
+    ("Int", "inductive"),
+    ("Bool", "inductive"),
+    ("Eq", "inductive"),
+    ("True", "inductive"),
+    ("False", "inductive"),
+    ("And", "inductive"),
+    ("Or", "inductive"),
+    ("Iff", "inductive"),
+    ("Not", "def"),
+    ("List", "inductive"),
+    ("String", "inductive"),
+];
+
+#[derive(Clone, Debug, Default)]
+pub struct Constant {
+    /// The name as `Name.toString` prints it.
+    pub name: String,
+    pub kind: &'static str,
+    pub module: String,
+    /// The elaborated type the fake knows (for people, and for the hash).
+    pub ty: String,
+    /// A definition's value text (the hash covers it).
+    pub value: Option<String>,
+    pub type_refs: BTreeSet<String>,
+    pub value_refs: BTreeSet<String>,
+    /// Constructors of an inductive; the inductive of a constructor or recursor.
+    pub companions: Vec<String>,
+    pub own_axioms: BTreeSet<String>,
+    pub unchecked: bool,
+    pub is_unsafe: bool,
+    /// For a declaration: the texts in scope where it is stated that change what its statement
+    /// elaborates to (see [`Env::scope`]).
+    pub scope: Vec<String>,
+}
+
+/// Why the environment could not be loaded, in Lean's words (`importModules`).
+#[derive(Debug)]
+pub struct LoadError(pub String);
+
+#[derive(Default)]
+pub struct Env {
+    pub consts: BTreeMap<String, Constant>,
+    /// Each loaded module's workspace imports.
+    imports: BTreeMap<String, Vec<String>>,
+    /// Each loaded module's scope-changing commands, by command index.
+    scopes: BTreeMap<String, Vec<(usize, String)>>,
+}
+
+/// A name's components, `«»` removed (`Foo.«bar baz»` is `Foo`, `bar baz`).
+pub fn components(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    for c in name.chars() {
+        match c {
+            '«' if !quoted => quoted = true,
+            '»' if quoted => quoted = false,
+            '.' if !quoted => out.push(std::mem::take(&mut current)),
+            c => current.push(c),
+        }
+    }
+    out.push(current);
+    out
+}
+
+/// `Name.toString`: components joined by `.`, each quoted in `«»` unless it reads as an
+/// identifier (`Name.escapePart`, `Lean/Data/Name.lean` … `Init/Meta.lean`).
+pub fn printed<S: AsRef<str>>(components: &[S]) -> String {
+    let part = |s: &str| {
+        let mut chars = s.chars();
+        let plain = chars.next().is_some_and(lexer::is_ident_start)
+            && s.chars().all(lexer::is_ident_char)
+            || s.parse::<u64>().is_ok();
+        if plain {
+            s.to_owned()
+        } else {
+            format!("«{s}»")
+        }
+    };
+    let parts: Vec<String> = components.iter().map(|c| part(c.as_ref())).collect();
+    parts.join(".")
+}
+
+fn canonical(name: &str) -> String {
+    printed(&components(name))
+}
+
+/// The command words whose commands change what later statements elaborate to without being
+/// constants: notations, macros and syntax, elaborators, attributes (`attribute [instance]`).
+const SCOPE_WORDS: [&str; 13] = [
+    "notation",
+    "infix",
+    "infixl",
+    "infixr",
+    "prefix",
+    "postfix",
+    "macro",
+    "macro_rules",
+    "syntax",
+    "elab",
+    "elab_rules",
+    "attribute",
+    "instance",
+];
+
+impl Env {
+    /// The environment of `module` as built: its `.olean` and its workspace imports'.
+    pub fn load(root: &Path, module: &str) -> Result<Env, LoadError> {
+        let mut env = Env::default();
+        for (k, v) in BUILTINS {
+            env.consts.insert(
+                k.to_owned(),
+                Constant {
+                    name: k.to_owned(),
+                    kind: v,
+                    module: "Init".to_owned(),
+                    ty: String::new(),
+                    ..Constant::default()
+                },
+            );
+        }
+        let mut order = Vec::new();
+        let mut texts = BTreeMap::new();
+        visit(root, module, &mut order, &mut texts)?;
+        for m in &order {
+            env.add_module(root, m, &texts[m]);
+        }
+        Ok(env)
+    }
+
+    fn add_module(&mut self, root: &Path, module: &str, text: &str) {
+        let a = Analysis::new(Text::new(text));
+        let workspace: Vec<String> = a
+            .outline
+            .imports
+            .iter()
+            .filter(|i| lake_build::source(root, i).exists())
+            .cloned()
+            .collect();
+        self.imports.insert(module.to_owned(), workspace);
+        let last = a.exit.unwrap_or(a.outline.commands.len());
+        let mut declared: Vec<(usize, Constant, Option<usize>)> = Vec::new();
+        let mut scope = Vec::new();
+        for (k, c) in a.outline.commands.iter().enumerate().take(last) {
+            let unchecked = skip_kernel(&a, k);
+            let word = command_word(&a, c);
+            if SCOPE_WORDS.contains(&word.as_str()) {
+                scope.push((k, normalize_ws(&text[c.start..c.end])));
+            }
+            if let CmdKind::Decl(i) = c.kind {
+                for (constant, decl) in constants_of(&a, module, i) {
+                    declared.push((
+                        k,
+                        Constant {
+                            unchecked,
+                            ..constant
+                        },
+                        decl,
+                    ));
+                }
+            }
+            for d in a.directives.iter().filter(|d| d.name == "add-decl") {
+                let line = d.target as usize;
+                let here = a.text.line_of(c.start) <= line && line <= a.text.line_of(c.end);
+                if let (true, Some(name)) = (here, d.str_arg(0)) {
+                    declared.push((k, added(d, module, name, unchecked), None));
+                }
+            }
+        }
+        self.scopes.insert(module.to_owned(), scope);
+        // Names first, so a declaration may name one declared after it (a mutual block).
+        for (_, constant, _) in &declared {
+            self.consts.insert(constant.name.clone(), constant.clone());
+        }
+        for (k, mut constant, decl) in declared {
+            let c = &a.outline.commands[k];
+            if let Some(i) = decl {
+                let d = &a.outline.decls[i];
+                let value = value_span(&a, d, &constant);
+                constant.type_refs = self.refs(module, c, &constant.ty, &constant.name);
+                constant.value_refs = self.refs(module, c, &value, &constant.name);
+            }
+            constant.scope = self.scope(module, k);
+            self.consts.insert(constant.name.clone(), constant);
+        }
+    }
+
+    /// The constants `text` names at command `c` of `module` (see the contract), without `me`.
+    fn refs(&self, module: &str, c: &Command, text: &str, me: &str) -> BTreeSet<String> {
+        lexer::idents(text, 0, text.len())
+            .into_iter()
+            .filter_map(|(x, y)| self.resolve(module, c, &text[x..y]))
+            .filter(|n| n != me)
+            .collect()
+    }
+
+    /// What identifier `word` names at command `c` of `module`: `ResolveName.resolveGlobalName`
+    /// over the constants (a private one of the module by its own name), a projection
+    /// (`h.elim`) naming its head.
+    fn resolve(&self, module: &str, c: &Command, word: &str) -> Option<String> {
+        let known = |n: &String| {
+            let private = format!("_private.{module}.0.{n}");
+            if self.consts.contains_key(&private) {
+                Some(private)
+            } else {
+                self.consts.contains_key(n).then(|| n.clone())
+            }
+        };
+        let parts = components(word);
+        let ns: Vec<String> = c.ns.iter().flat_map(|n| components(n)).collect();
+        for k in (1..=parts.len()).rev() {
+            let head = &parts[..k];
+            if head[0] == "_root_" {
+                match known(&printed(&head[1..])) {
+                    Some(n) => return Some(n),
+                    None => continue,
+                }
+            }
+            let scoped = (0..=ns.len()).rev().map(|j| {
+                let mut full: Vec<String> = ns[..j].to_vec();
+                full.extend(head.iter().cloned());
+                printed(&full)
+            });
+            let opened = c.opens.iter().map(|o| {
+                let mut full = components(o);
+                full.extend(head.iter().cloned());
+                printed(&full)
+            });
+            if let Some(n) = scoped.chain(opened).find_map(|n| known(&n)) {
+                return Some(n);
+            }
+        }
+        None
+    }
+
+    /// The scope-changing commands in force where command `k` of `module` stands: those of the
+    /// workspace modules it imports (transitively) and its own before `k`. The fake cannot
+    /// elaborate, so it counts them all into a statement's hash, as Lean's elaborated type would
+    /// change with any of them that applies.
+    fn scope(&self, module: &str, k: usize) -> Vec<String> {
+        let mut seen = BTreeSet::new();
+        let mut todo = self.imports.get(module).cloned().unwrap_or_default();
+        let mut out = Vec::new();
+        while let Some(m) = todo.pop() {
+            if !seen.insert(m.clone()) {
+                continue;
+            }
+            out.extend(
+                self.scopes
+                    .get(&m)
+                    .into_iter()
+                    .flatten()
+                    .map(|s| s.1.clone()),
+            );
+            todo.extend(self.imports.get(&m).cloned().unwrap_or_default());
+        }
+        out.sort();
+        let own = self.scopes.get(module).into_iter().flatten();
+        out.extend(own.filter(|s| s.0 < k).map(|s| s.1.clone()));
+        out
+    }
+}
+
+/// Loads `module`'s built text and its workspace imports', imports first.
+fn visit(
+    root: &Path,
+    module: &str,
+    order: &mut Vec<String>,
+    texts: &mut BTreeMap<String, String>,
+) -> Result<(), LoadError> {
+    if texts.contains_key(module) {
+        return Ok(());
+    }
+    let local = lake_build::local(root, module);
+    let olean =
+        crate::lake_cache::facet_path(crate::lake_cache::Cache::from_env(), &local, "olean");
+    let Ok(contents) = std::fs::read_to_string(&olean) else {
+        // `importModulesCore`/`findOLean` (`Lean/Environment.lean`, `Lean/Util/Path.lean`).
+        return Err(LoadError(format!(
+            "object file '{}' of module {module} does not exist",
+            olean.display()
+        )));
+    };
+    let Some((_, text)) = lake_build::built_text(&contents) else {
+        // `readModuleData` of a file that is no `.olean` (`src/runtime/object.cpp`'s header check).
+        return Err(LoadError(format!(
+            "failed to read file '{}', invalid header",
+            olean.display()
+        )));
+    };
+    texts.insert(module.to_owned(), text.to_owned());
+    let a = Analysis::new(Text::new(text));
+    for i in &a.outline.imports {
+        if lake_build::source(root, i).exists() {
+            visit(root, i, order, texts)?;
+        }
+    }
+    order.push(module.to_owned());
+    Ok(())
+}
+
+/// The first word of a command, after its `… in` prefixes and modifiers.
+fn command_word(a: &Analysis, c: &Command) -> String {
+    let code = a.code();
+    let mut i = c.body;
+    for m in crate::outline::MODIFIERS {
+        if lexer::word_at(code, i, m) {
+            i = lexer::skip_ws(code, i + m.len(), c.end);
+        }
+    }
+    code[i..c.end]
+        .split(|ch: char| ch.is_whitespace() || ch == '[' || ch == '(')
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// Whether `debug.skipKernelTC` is true at command `k`: its `set_option … in` prefixes, else the
+/// last `set_option` command before it; the option's name read as Lean reads it (`«»` quote).
+fn skip_kernel(a: &Analysis, k: usize) -> bool {
+    let is_it = |n: &str| canonical(n) == "debug.skipKernelTC";
+    let c = &a.outline.commands[k];
+    let scoped = c.prefix.options.iter().rev().find(|(n, _)| is_it(n));
+    let earlier = a.outline.commands[..k]
+        .iter()
+        .rev()
+        .find_map(|x| match &x.kind {
+            CmdKind::SetOption(n, v) if is_it(n) => Some(v.as_str()),
+            _ => None,
+        });
+    scoped.map(|(_, v)| v.as_str()).or(earlier) == Some("true")
+}
+
+/// The constants declaration `i` of `a` adds (see the contract), each with the declaration it
+/// reads its references from.
+fn constants_of(a: &Analysis, module: &str, i: usize) -> Vec<(Constant, Option<usize>)> {
+    let d = &a.outline.decls[i];
+    let Some(full) = d.full_name.as_deref() else {
+        return Vec::new();
+    };
+    let code = a.code();
+    let c = a.outline.decl_command(d);
+    let has = |w: &str| lexer::find_word(code, c.body, d.kw_start, w).is_some();
+    let name = if has("private") {
+        format!("_private.{module}.0.{}", canonical(full))
+    } else {
+        canonical(full)
+    };
+    let ty = crate::certify::elaborated_type(a, d);
+    let own: BTreeSet<String> = crate::certify::own(a, d)
+        .into_iter()
+        .filter(|x| Some(x.as_str()) != d.full_name.as_deref())
+        .collect();
+    let base = Constant {
+        name: name.clone(),
+        module: module.to_owned(),
+        ty: ty.clone(),
+        is_unsafe: has("unsafe"),
+        ..Constant::default()
+    };
+    let with_value = d.assign.is_some();
+    let mut out = Vec::new();
+    match d.keyword.as_str() {
+        "theorem" | "lemma" => out.push((
+            Constant {
+                kind: "theorem",
+                own_axioms: own,
+                ..base
+            },
+            Some(i),
+        )),
+        "def" | "abbrev" | "instance" if has("partial") => {
+            // `addAndCompilePartial`: the opaque `f` with an inhabitant as value, and the body
+            // in the unsafe `f._unsafe_rec` (`Lean/Elab/PreDefinition/Main.lean`).
+            out.push((
+                Constant {
+                    kind: "opaque",
+                    ..base.clone()
+                },
+                Some(i),
+            ));
+            out.push((
+                Constant {
+                    name: format!("{name}._unsafe_rec"),
+                    kind: "def",
+                    is_unsafe: true,
+                    own_axioms: own,
+                    ..base
+                },
+                Some(i),
+            ));
+        }
+        "def" | "abbrev" | "instance" => out.push((
+            Constant {
+                kind: "def",
+                value: Some(value_text(a, d)),
+                own_axioms: own,
+                ..base
+            },
+            Some(i),
+        )),
+        "opaque" => out.push((
+            Constant {
+                kind: "opaque",
+                own_axioms: if with_value { own } else { BTreeSet::new() },
+                ..base
+            },
+            Some(i),
+        )),
+        "axiom" => out.push((
+            Constant {
+                kind: "axiom",
+                own_axioms: BTreeSet::from([name.clone()]),
+                ..base
+            },
+            Some(i),
+        )),
+        "structure" | "class" | "inductive" => {
+            let members: Vec<&Decl> = a
+                .outline
+                .decls
+                .iter()
+                .filter(|m| m.parent == Some(i))
+                .collect();
+            let ctor_names: Vec<String> = if d.keyword == "inductive" {
+                members
+                    .iter()
+                    .filter_map(|m| m.full_name.as_deref().map(canonical))
+                    .collect()
+            } else {
+                vec![format!("{name}.mk")]
+            };
+            out.push((
+                Constant {
+                    kind: "inductive",
+                    companions: ctor_names.clone(),
+                    ..base.clone()
+                },
+                Some(i),
+            ));
+            for ctor in ctor_names {
+                out.push((
+                    Constant {
+                        name: ctor,
+                        kind: "ctor",
+                        ty: name.clone(),
+                        companions: vec![name.clone()],
+                        ..base.clone()
+                    },
+                    None,
+                ));
+            }
+            if d.keyword != "inductive" {
+                for field in members.iter().filter_map(|m| m.full_name.as_deref()) {
+                    out.push((
+                        Constant {
+                            name: canonical(field),
+                            kind: "def",
+                            ty: name.clone(),
+                            value: Some(String::new()),
+                            type_refs: BTreeSet::from([name.clone()]),
+                            ..base.clone()
+                        },
+                        None,
+                    ));
+                }
+            }
+            out.push((
+                Constant {
+                    name: format!("{name}.rec"),
+                    kind: "rec",
+                    companions: vec![name.clone()],
+                    type_refs: BTreeSet::from([name.clone()]),
+                    ..base
+                },
+                None,
+            ));
+        }
+        _ => {}
+    }
+    out
+}
+
+/// Where a declaration's value begins: after `:=`, else after its name (`where`, `|` arms).
+fn value_start(a: &Analysis, d: &Decl) -> usize {
+    let c = a.outline.decl_command(d);
+    d.assign
+        .or(d.name_span.map(|s| s.1))
+        .unwrap_or(c.end)
+        .min(c.end)
+}
+
+/// A definition's value as the hash reads it: its code (comments blanked), whitespace-normalised.
+fn value_text(a: &Analysis, d: &Decl) -> String {
+    normalize_ws(&a.code()[value_start(a, d)..a.outline.decl_command(d).end])
+}
+
+/// The code a declared constant's value references are read from. A partial definition's
+/// opaque and a value-less `opaque` have an inhabitant of their type as value: nothing more.
+fn value_span(a: &Analysis, d: &Decl, constant: &Constant) -> String {
+    let reads = match constant.kind {
+        "theorem" | "def" => true,
+        "opaque" => d.keyword == "opaque" && d.assign.is_some(),
+        _ => false,
+    };
+    match reads {
+        true => a.code()[value_start(a, d)..a.outline.decl_command(d).end].to_owned(),
+        false => String::new(),
+    }
+}
+
+/// A constant an `add-decl "NAME" [KIND] ["REF"…] [unchecked]` directive adds (a `run_cmd` or
+/// `elab` that calls `addDecl`, or one that skips the kernel).
+fn added(d: &crate::directives::Directive, module: &str, name: &str, unchecked: bool) -> Constant {
+    const KINDS: [&str; 5] = ["theorem", "axiom", "def", "opaque", "inductive"];
+    let kind = KINDS
+        .into_iter()
+        .find(|k| d.has_flag(k))
+        .unwrap_or("theorem");
+    let name = canonical(name);
+    let refs: BTreeSet<String> = d
+        .positional
+        .iter()
+        .skip(1)
+        .filter_map(|v| v.as_str().map(canonical))
+        .collect();
+    Constant {
+        name: name.clone(),
+        kind,
+        module: module.to_owned(),
+        own_axioms: if kind == "axiom" {
+            BTreeSet::from([name])
+        } else {
+            BTreeSet::new()
+        },
+        value_refs: refs,
+        unchecked: unchecked || d.has_flag("unchecked"),
+        ..Constant::default()
+    }
+}
+
+/// The request (CONTRACT.md "Request").
+pub struct Request {
+    pub module: String,
+    pub names: Vec<Vec<String>>,
+    pub list_theorems: bool,
+    pub replay_modules: BTreeSet<String>,
+}
+
+impl Request {
+    pub fn parse(v: &Value) -> Result<Request, String> {
+        if v["checker"] != 1 {
+            return Err(format!(
+                "request for checker protocol {}, this is protocol 1",
+                v["checker"]
+            ));
+        }
+        let strings = |v: &Value| -> Option<Vec<String>> {
+            v.as_array()?
+                .iter()
+                .map(|s| s.as_str().map(str::to_owned))
+                .collect()
+        };
+        let module = v["module"].as_str().ok_or("no field module")?.to_owned();
+        let names = v["names"]
+            .as_array()
+            .ok_or("no field names")?
+            .iter()
+            .map(strings)
+            .collect::<Option<Vec<_>>>()
+            .ok_or("names: expected an array of arrays of strings")?;
+        let replay = strings(&v["replay_modules"]).ok_or("no field replay_modules")?;
+        Ok(Request {
+            module,
+            names,
+            list_theorems: v["list_theorems"].as_bool().unwrap_or(false),
+            replay_modules: replay.into_iter().collect(),
+        })
+    }
+}
+
+/// The checker's answer over `env` (CONTRACT.md "Response").
+pub fn answer(env: &Env, req: &Request, lean_version: &str) -> Value {
+    let theorems: Vec<Value> = req.names.iter().map(|cs| theorem(env, req, cs)).collect();
+    let mut out = json!({
+        "checker": 1,
+        "lean_version": lean_version,
+        "module": req.module,
+        "theorems": theorems,
+    });
+    if req.list_theorems {
+        let mut declared: Vec<&Constant> = env
+            .consts
+            .values()
+            .filter(|c| c.kind == "theorem" && c.module == req.module)
+            .filter(|c| !components(&c.name).iter().any(|p| p.starts_with('_')))
+            .collect();
+        declared.sort_by(|a, b| a.name.cmp(&b.name));
+        let declared: Vec<Vec<String>> = declared
+            .into_iter()
+            .take(1000)
+            .map(|c| components(&c.name))
+            .collect();
+        out["declared"] = json!(declared);
+    }
+    out
+}
+
+fn theorem(env: &Env, req: &Request, cs: &[String]) -> Value {
+    let name = printed(cs);
+    let Some(c) = env.consts.get(&name) else {
+        return json!({"name": cs, "printed": name, "found": false});
+    };
+    let members = closure(env, c);
+    let mut own: Vec<&str> = members
+        .iter()
+        .filter(|m| req.replay_modules.contains(&m.module))
+        .map(|m| m.name.as_str())
+        .collect();
+    own.sort();
+    own.truncate(200);
+    json!({
+        "name": cs, "printed": name, "found": true, "kind": c.kind, "module": c.module,
+        "type": c.ty,
+        "closure": {"hash": hash(c, &members), "count": members.len(), "own": own},
+        "axioms": axioms(env, c),
+        "replay": replay(env, req, c),
+    })
+}
+
+/// The statement closure: the constant by its type, then what that reaches (CONTRACT.md).
+fn closure<'a>(env: &'a Env, root: &'a Constant) -> Vec<&'a Constant> {
+    let mut seen = BTreeSet::from([root.name.as_str()]);
+    let mut members = vec![root];
+    let mut todo: Vec<&str> = root.type_refs.iter().map(String::as_str).collect();
+    while let Some(n) = todo.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        let Some(c) = env.consts.get(n) else { continue };
+        members.push(c);
+        todo.extend(c.type_refs.iter().map(String::as_str));
+        match c.kind {
+            "def" => todo.extend(c.value_refs.iter().map(String::as_str)),
+            "inductive" => todo.extend(c.companions.iter().map(String::as_str)),
+            _ => {}
+        }
+    }
+    members
+}
+
+/// FNV-1a 64 twice (two seeds): the fake's stand-in for the checker's SHA-256, over each
+/// member in name order (name, kind, type, a definition's value) and the statement's scope.
+fn hash(root: &Constant, members: &[&Constant]) -> String {
+    let mut sorted = members.to_vec();
+    sorted.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut text = String::new();
+    for m in sorted {
+        text.push_str(&format!("member {}:{} {}\n", m.name.len(), m.name, m.kind));
+        text.push_str(&format!("{}\n", m.ty));
+        if let (Some(v), "def") = (&m.value, m.kind) {
+            text.push_str(&format!("value {v}\n"));
+        }
+    }
+    for s in &root.scope {
+        text.push_str(&format!("scope {s}\n"));
+    }
+    let fnv = |seed: u64| {
+        text.bytes().fold(0xcbf2_9ce4_8422_2325 ^ seed, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
+    };
+    format!("{:016x}{:016x}", fnv(0), fnv(0x9e37_79b9_7f4a_7c15))
+}
+
+/// `Lean.collectAxioms`: every axiom reached through types and values, full names, sorted.
+fn axioms(env: &Env, root: &Constant) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    let mut found = BTreeSet::new();
+    let mut todo = vec![root.name.as_str()];
+    while let Some(n) = todo.pop() {
+        if !seen.insert(n) {
+            continue;
+        }
+        let Some(c) = env.consts.get(n) else { continue };
+        if c.kind == "axiom" {
+            found.insert(c.name.clone());
+        }
+        found.extend(c.own_axioms.iter().cloned());
+        todo.extend(c.type_refs.iter().map(String::as_str));
+        todo.extend(c.value_refs.iter().map(String::as_str));
+        todo.extend(c.companions.iter().map(String::as_str));
+    }
+    found.into_iter().collect()
+}
+
+/// The kernel replay of the workspace constants `root` depends on, dependencies first.
+fn replay(env: &Env, req: &Request, root: &Constant) -> Value {
+    let mut order = Vec::new();
+    let mut seen = BTreeSet::new();
+    post_order(env, req, &root.name, &mut seen, &mut order);
+    let mut checked = 0;
+    for c in order {
+        if c.is_unsafe {
+            continue;
+        }
+        let unsafe_ref = c
+            .type_refs
+            .iter()
+            .chain(&c.value_refs)
+            .find(|r| env.consts.get(*r).is_some_and(|u| u.is_unsafe));
+        let error = match (unsafe_ref, c.unchecked) {
+            // The kernel's `invalid declaration, it uses unsafe declaration` (`src/kernel`).
+            (Some(u), _) => Some(format!(
+                "(kernel) invalid declaration, it uses unsafe declaration '{u}'"
+            )),
+            (None, true) => Some(format!(
+                "(kernel) declaration type mismatch, '{}' has type\n  {}\nbut it is expected to have type\n  (not what its value has)",
+                c.name, c.ty
+            )),
+            (None, false) => None,
+        };
+        if let Some(error) = error {
+            return json!({"ok": false, "constant": c.name, "error": error});
+        }
+        checked += 1;
+    }
+    json!({"ok": true, "checked": checked})
+}
+
+fn post_order<'a>(
+    env: &'a Env,
+    req: &Request,
+    name: &str,
+    seen: &mut BTreeSet<String>,
+    order: &mut Vec<&'a Constant>,
+) {
+    if !seen.insert(name.to_owned()) {
+        return;
+    }
+    let Some(c) = env.consts.get(name) else {
+        return;
+    };
+    if !req.replay_modules.contains(&c.module) {
+        return;
+    }
+    let next: Vec<&String> = c
+        .type_refs
+        .iter()
+        .chain(&c.value_refs)
+        .chain(&c.companions)
+        .collect();
+    for n in next {
+        post_order(env, req, n, seen, order);
+    }
+    order.push(c);
+}
