@@ -60,16 +60,14 @@ pub fn spec() -> ToolSpec {
     ];
     LeanTool::concurrent(
         CERTIFY,
-        "Certify that the theorems of a lock (from lean_lock) are still the locked statements \
-         and proved: builds the module from exactly the text Lean checked and asks a separate \
-         checker process (never the file's own messages): same statement closure as locked, \
-         axioms within propext, Classical.choice and Quot.sound by full name, every constant \
-         of the workspace they depend on replayed by the kernel, no error in the file. \
-         certified is true only with no failure; each failure has a reason (statementChanged, \
-         theoremMissing, notATheorem, usesSorry, nativeDecide, axiomsNotAllowed, \
-         replayFailed, toolchainChanged, checkerFailed, fileErrors, forbiddenDeclaration, \
-         forbiddenOption, staleSnapshot) and a range. Trusts the toolchain and the \
-         dependency packages.",
+        "Certify that the theorems of a lock (from lean_lock) are the locked statements and \
+         proved: builds the module from the text Lean checked and asks a separate checker \
+         process, never the file's messages: same statement closure, axioms within propext, \
+         Classical.choice, Quot.sound (full names), kernel replay of the workspace's \
+         constants, no error in the file. certified is true only with no failure, each with \
+         a reason (statementChanged, usesSorry, axiomsNotAllowed, replayFailed, \
+         toolchainChanged, checkerFailed, …) and a range. Trusts the toolchain and dependency \
+         packages.",
         &properties,
         &["path", "lock"],
         ToolAnnotations {

@@ -58,12 +58,10 @@ pub fn spec() -> ToolSpec {
     ];
     LeanTool::concurrent(
         LOCK,
-        "Lock the statements of named theorems of a file before proving them (sorry is fine; \
-         errors are not), for lean_certify to check later: builds the module and asks a \
-         separate checker process for each theorem's full name and statement closure (its \
-         type and every definition, instance and inductive it names). Returns {lock}, a value \
-         to pass back unchanged (it survives a server restart; it records the toolchain). \
-         Refuses a name the file does not declare as a theorem.",
+        "Lock the statements of named theorems of a file before proving them (sorry is fine, \
+         errors are not), for lean_certify: builds the module and asks a separate checker \
+         process for each theorem's full name and statement closure. Returns {lock}, to pass \
+         back unchanged (it survives a restart and records the toolchain).",
         &properties,
         &["path", "theorems"],
         read_only(),
