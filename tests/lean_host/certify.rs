@@ -379,3 +379,41 @@ fn a_malformed_lock_is_refused_and_the_server_keeps_serving() {
     lean.fails("lean_certify", call, "invalidInput");
     assert_eq!(certify(&mut lean, &project, &lock)["certified"], true);
 }
+
+/// The figures of `bench/results.md`'s certification line: a one-theorem file over the fake,
+/// certified cold (a new text each time: built and checked) and repeated (unchanged), the
+/// median wall time of a call and the Lake and checker processes it starts. Run with
+/// `cargo test --release --all-features --test lean_host -- --ignored --nocapture
+/// certify::measure`.
+#[test]
+#[ignore = "a measurement, not a check"]
+fn measure_certify_of_a_one_theorem_file() {
+    const ROUNDS: usize = 21;
+    let project = Project::fixture();
+    let text = |k: usize| format!("theorem one (n : Nat) : n + 0 = n := by\n  simp\n-- {k}\n");
+    project.write(CERT, &text(0));
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let theorems = json!({"theorems": ["one"]});
+    let lock = lean.ok("lean_lock", args(&project, CERT, theorems))["lock"].clone();
+    let measure = |lean: &mut Lean, change: bool| {
+        let mut times = Vec::new();
+        let mut started = Vec::new();
+        for k in 1..=ROUNDS {
+            if change {
+                project.write(CERT, &text(k));
+            }
+            let before = processes(lean);
+            let at = std::time::Instant::now();
+            assert_eq!(certify(lean, &project, &lock)["certified"], true);
+            times.push(at.elapsed());
+            let after = processes(lean);
+            started.push(after[before.len()..].join(" "));
+        }
+        times.sort();
+        (times[ROUNDS / 2], started[ROUNDS / 2].clone())
+    };
+    let (cold, cold_started) = measure(&mut lean, true);
+    let (warm, warm_started) = measure(&mut lean, false);
+    println!("certify, one theorem, cold: p50 {cold:?}, starts [{cold_started}]");
+    println!("certify, one theorem, repeated: p50 {warm:?}, starts [{warm_started}]");
+}

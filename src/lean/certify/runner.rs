@@ -11,7 +11,8 @@
 //!    under `requests/`, named uniquely, and removed once the run is over.
 //! 2. The run is `<lake> env lean --run .lake/beam/certify/Checker.lean <request>` with cwd
 //!    `<root>`, through `lake::run` (its own process group, tracked by the registry, bounded by
-//!    the Lean timeout, killed with its group on timeout, cancellation or drop).
+//!    the Lean timeout, killed with its group on timeout, cancellation or drop); stdout lines
+//!    of up to [`MAX_ANSWER`] bytes are read whole.
 //! 3. The answer is exactly one JSON object on stdout's last non-empty line, with `"checker": 1`,
 //!    after exit status 0; it answers for the requested module, one theorem per requested name
 //!    in order, each found one with all its facts. Anything else (a non-zero status, no such
@@ -27,7 +28,7 @@ use serde_json::Value;
 
 use crate::lean::error::{HostError, code};
 use crate::lean::lake::checkpoint::Lake;
-use crate::lean::lake::run::{Stream, run as lake_run};
+use crate::lean::lake::run::{Bounds, Stream, run as lake_run};
 use crate::lean::progress::Caller;
 use crate::lean::session::twin_file::real_directory;
 use crate::lean::tail::Tail;
@@ -39,6 +40,10 @@ pub const PROTOCOL: u64 = 1;
 
 /// Where the checker's files are, under `<root>/.lake`.
 const DIR: &str = "beam/certify";
+
+/// The longest answer line read whole (a lock of 64 names, each with its candidates' closures
+/// and the module's theorems, is far longer than a line of Lake's output).
+const MAX_ANSWER: usize = 16 * 1024 * 1024;
 
 /// How much of Lean's output a failure quotes.
 const OUTPUT_LINES: usize = 40;
@@ -172,7 +177,10 @@ pub async fn run(
         &args,
         |killer| lake.registry.track(lake.root, killer),
         caller.cancel,
-        lake.timeout,
+        Bounds {
+            timeout: lake.timeout,
+            stdout_line: MAX_ANSWER,
+        },
         |stream, line| {
             output.push(line);
             if stream == Stream::Stdout && !line.trim().is_empty() {
