@@ -60,6 +60,7 @@
 //! | `lean_try_edit`'s arguments, `base_sha256` before and after, the candidates resolved | `tools/try_edit.rs` |
 //! | a lock: fingerprints (header, `pp.all` type), canonical JSON, MAC; what is asked in the twin; forbidden tokens and options; each certification reason; the comparator bundle | `certify/` |
 //! | `lean_lock` and `lean_certify`: arguments, the snapshot they judge, the result | `tools/lock.rs`, `tools/certify.rs` |
+//! | the certification checker: the Lean program run as `lake env lean --run` on the built module, and its JSON contract | `certify/checker/` (`Checker.lean`, `CONTRACT.md`) |
 //!
 //! With tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr
 //! to a trace stream of its own.

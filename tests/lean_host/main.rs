@@ -10,6 +10,7 @@ mod budget;
 mod capabilities;
 mod catalog;
 mod certify;
+mod checker_real;
 mod contract_check;
 mod crash_codes;
 mod crash_race;

@@ -458,3 +458,40 @@ fn any_other_file_does_not_elaborate() {
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("Other.lean:1:0: error: "));
 }
+
+#[test]
+fn imported_helpers_opens_and_exit_are_read_as_lean_reads_them() {
+    let p = Project::new();
+    p.write(
+        "Fixture/Helpers.lean",
+        "namespace Helpers\ntheorem lemma1 : 1 = 1 := by\n  exact helper\nwhere helper : 1 = 1 := sorry\nend Helpers\n",
+    );
+    p.write(
+        "Fixture/UsesHelpers.lean",
+        "import Fixture.Helpers\n\
+         open Helpers\n\
+         theorem viaImport : 1 = 1 := lemma1\n\
+         open Classical in\n\
+         theorem viaOpen (p : Prop) : p ∨ ¬p := em p\n\
+         namespace Left\n\
+         theorem open1 : True := trivial\n\
+         #exit\n\
+         theorem hidden : True := trivial\n",
+    );
+    let names = ["viaImport", "viaOpen", "Left.open1", "Left.hidden"];
+    let replay = ["Fixture.UsesHelpers", "Fixture.Helpers"];
+    let a = check(&p, "Fixture.UsesHelpers", &names, &replay);
+    assert_eq!(theorem(&a, "viaImport")["axioms"], json!(["sorryAx"]));
+    assert_eq!(
+        theorem(&a, "viaImport")["replay"],
+        json!({"ok": true, "checked": 2})
+    );
+    assert!(
+        theorem(&a, "viaOpen")["axioms"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("Classical.choice"))
+    );
+    assert_eq!(theorem(&a, "Left.open1")["found"], true);
+    assert_eq!(theorem(&a, "Left.hidden")["found"], false);
+}

@@ -384,7 +384,8 @@ def checkerOptions : Options :=
     false).setBool `Elab.async false
 
 def runCore {α : Type} (env : Environment) (x : CoreM α) : IO (α × Core.State) :=
-  x.toIO { fileName := "<lean-beam checker>", fileMap := default, options := checkerOptions } { env := env }
+  Core.CoreM.toIO x
+    { fileName := "<lean-beam checker>", fileMap := default, options := checkerOptions } { env := env }
 
 def printedType (env : Environment) (ty : Expr) : IO String := do
   try
@@ -455,7 +456,7 @@ def replayTheorem (rp : Replayer) (env : Environment) (own : PersistentHashMap N
     comparePostponed r
     return ← (r.done.get : IO NameSet)
   try
-    let (done, after) ← run.toIO
+    let (done, after) ← Core.CoreM.toIO run
       { fileName := "<lean-beam checker>", fileMap := default, options := checkerOptions } before
     rp.state.set after
     rp.added.set done
