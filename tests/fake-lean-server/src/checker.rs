@@ -674,7 +674,13 @@ impl Request {
 
 /// The checker's answer over `env` (CONTRACT.md "Response").
 pub fn answer(env: &Env, req: &Request, lean_version: &str) -> Value {
-    let theorems: Vec<Value> = req.names.iter().map(|cs| theorem(env, req, cs)).collect();
+    // What earlier theorems of the request replayed is in the kernel's environment already.
+    let mut replayed = BTreeSet::new();
+    let theorems: Vec<Value> = req
+        .names
+        .iter()
+        .map(|cs| theorem(env, req, cs, &mut replayed))
+        .collect();
     let mut out = json!({
         "checker": 1,
         "lean_version": lean_version,
@@ -699,7 +705,7 @@ pub fn answer(env: &Env, req: &Request, lean_version: &str) -> Value {
     out
 }
 
-fn theorem(env: &Env, req: &Request, cs: &[String]) -> Value {
+fn theorem(env: &Env, req: &Request, cs: &[String], replayed: &mut BTreeSet<String>) -> Value {
     let name = printed(cs);
     let Some(c) = env.consts.get(&name) else {
         return json!({"name": cs, "printed": name, "found": false});
@@ -717,7 +723,7 @@ fn theorem(env: &Env, req: &Request, cs: &[String]) -> Value {
         "type": c.ty,
         "closure": {"hash": hash(c, &members), "count": members.len(), "own": own},
         "axioms": axioms(env, c),
-        "replay": replay(env, req, c),
+        "replay": replay(env, req, c, replayed),
     })
 }
 
@@ -788,9 +794,11 @@ fn axioms(env: &Env, root: &Constant) -> Vec<String> {
 }
 
 /// The kernel replay of the workspace constants `root` depends on, dependencies first.
-fn replay(env: &Env, req: &Request, root: &Constant) -> Value {
+/// Constants an earlier theorem of the request `replayed` are not replayed again; on success
+/// this theorem's join them.
+fn replay(env: &Env, req: &Request, root: &Constant, replayed: &mut BTreeSet<String>) -> Value {
     let mut order = Vec::new();
-    let mut seen = BTreeSet::new();
+    let mut seen = replayed.clone();
     post_order(env, req, &root.name, &mut seen, &mut order);
     let mut checked = 0;
     for c in order {
@@ -818,6 +826,7 @@ fn replay(env: &Env, req: &Request, root: &Constant) -> Value {
         }
         checked += 1;
     }
+    *replayed = seen;
     json!({"ok": true, "checked": checked})
 }
 
