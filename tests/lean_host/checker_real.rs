@@ -3,6 +3,8 @@
 //! `lake env lean --run` on the fixture's honest theorem and on three cheats, and its answer is
 //! read by the contract (`CONTRACT.md`). Without a `lake` the test says so by name and passes:
 //! the fake's own suite (`tests/fake-lean-server/tests/checker.rs`) pins the contract there.
+//! (`LEAN_BEAM_TEST_LAKE=<fake-lake>` runs it over the fake, whose `add-decl` directive stands for
+//! the `run_cmd` it cannot run.)
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -98,7 +100,7 @@ fn the_real_checker_answers_for_the_honest_theorem_and_refuses_three_cheats() {
         root,
         "Fixture/CheatKernel.lean",
         "import Lean\nopen Lean in\nset_option debug.skipKernelTC true in\n\
-         run_cmd Lean.Elab.Command.liftCoreM <| Lean.addDecl <| .thmDecl\n  \
+         run_cmd Lean.Elab.Command.liftCoreM <| Lean.addDecl <| .thmDecl -- fake: add-decl \"Cheat.bad\"\n  \
          { name := `Cheat.bad, levelParams := [], type := mkConst ``False,\n    \
          value := mkConst ``True.intro }\n\
          theorem Cheat.main : False := Cheat.bad\n",
