@@ -282,6 +282,12 @@ so they are skipped as `Replay.lean` skips them; a safe constant that names one 
 kernel is reached through `Lean.addDecl` (`src/Lean/AddDecl.lean`; `src/Lean/CoreM.lean` in
 older toolchains), run with `debug.skipKernelTC` false and `Elab.async` false (synchronous). -/
 
+/-- A `partial` definition (`DefinitionSafety.partial`, `src/Lean/Declaration.lean`): the
+`_unsafe_rec` implementation of a `partial def`. -/
+def isPartialDef : ConstantInfo → Bool
+  | .defnInfo v => v.safety == .partial
+  | _ => false
+
 structure Replay where
   consts : PersistentHashMap Name ConstantInfo
   done : IO.Ref NameSet
@@ -308,7 +314,7 @@ partial def replayConst (r : Replay) (n : Name) : CoreM Unit := do
   if (← (r.done.get : IO NameSet)).contains n then
     return
   (r.done.modify (·.insert n) : IO Unit)
-  if ci.isUnsafe || ci.isPartial then
+  if ci.isUnsafe || isPartialDef ci then
     return
   for m in used (typeAndValue ci) ++ (companions ci).toArray do
     replayConst r m
