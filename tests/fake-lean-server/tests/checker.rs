@@ -67,7 +67,77 @@ fn check(p: &Project, module: &str, names: &[&str], replay: &[&str]) -> Value {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-    last_json(&o).unwrap()
+    let answer = last_json(&o).unwrap();
+    assert_contract_shape(&answer);
+    answer
+}
+
+/// The answer's shape as CONTRACT.md "Response" states it (the fake's Lean contract check covers
+/// LSP traffic only, so the checker's answer is held to its contract here, on every answer).
+fn assert_contract_shape(a: &Value) {
+    let strings = |v: &Value| v.as_array().is_some_and(|x| x.iter().all(Value::is_string));
+    let sorted = |v: &Value| {
+        let x: Vec<&str> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        x.windows(2).all(|w| w[0] <= w[1])
+    };
+    assert_eq!(a["checker"], 1, "{a}");
+    assert!(
+        a["lean_version"].is_string() && a["module"].is_string(),
+        "{a}"
+    );
+    if let Some(declared) = a.get("declared") {
+        let declared = declared.as_array().expect("declared is an array");
+        assert!(
+            declared.len() <= 1000 && declared.iter().all(strings),
+            "{a}"
+        );
+    }
+    for t in a["theorems"].as_array().expect("theorems") {
+        assert!(strings(&t["name"]) && t["printed"].is_string(), "{t}");
+        if t["found"] == false {
+            assert_eq!(t.as_object().unwrap().len(), 3, "{t}");
+            continue;
+        }
+        assert_eq!(t["found"], true, "{t}");
+        let kinds = [
+            "theorem",
+            "axiom",
+            "def",
+            "opaque",
+            "quot",
+            "inductive",
+            "ctor",
+            "rec",
+            "other",
+        ];
+        assert!(
+            kinds.contains(&t["kind"].as_str().unwrap_or_default()),
+            "{t}"
+        );
+        assert!(t["module"].is_string() || t["module"].is_null(), "{t}");
+        assert!(t["type"].is_string(), "{t}");
+        let closure = &t["closure"];
+        assert!(
+            closure["hash"]
+                .as_str()
+                .is_some_and(|h| h.chars().all(|c| c.is_ascii_hexdigit()))
+        );
+        assert!(closure["count"].as_u64().is_some_and(|n| n >= 1), "{t}");
+        assert!(strings(&closure["own"]) && sorted(&closure["own"]), "{t}");
+        assert!(closure["own"].as_array().unwrap().len() <= 200);
+        assert!(strings(&t["axioms"]) && sorted(&t["axioms"]), "{t}");
+        let replay = &t["replay"];
+        match replay["ok"].as_bool() {
+            Some(true) => assert!(replay["checked"].is_u64(), "{t}"),
+            Some(false) => assert!(replay["constant"].is_string() && replay["error"].is_string()),
+            None => panic!("replay without ok: {t}"),
+        }
+    }
 }
 
 /// The fixture's `Fixture.Basic`, built, and a request about one of its theorems.
