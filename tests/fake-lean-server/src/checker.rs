@@ -347,9 +347,9 @@ fn visit(
     if texts.contains_key(module) {
         return Ok(());
     }
-    let local = lake_build::local(root, module);
-    let olean =
-        crate::lake_cache::facet_path(crate::lake_cache::Cache::from_env(), &local, "olean");
+    // `findOLean` searches `LEAN_PATH`, which `lake env` sets to the build directory: an
+    // `.olean` left in Lake's artifact cache after a fetch is not found there.
+    let olean = lake_build::local(root, module).path("olean");
     let Ok(contents) = std::fs::read_to_string(&olean) else {
         // `importModulesCore`/`findOLean` (`Lean/Environment.lean`, `Lean/Util/Path.lean`).
         return Err(LoadError(format!(

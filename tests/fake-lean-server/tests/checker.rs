@@ -565,3 +565,33 @@ fn imported_helpers_opens_and_exit_are_read_as_lean_reads_them() {
     assert_eq!(theorem(&a, "Left.open1")["found"], true);
     assert_eq!(theorem(&a, "Left.hidden")["found"], false);
 }
+
+#[test]
+fn a_module_left_in_lakes_artifact_cache_is_not_on_the_search_path() {
+    let p = Project::new();
+    let cache = p.dir.path().join("cache");
+    let cache = cache.to_str().unwrap();
+    p.write("Fixture/Cached.lean", "theorem c : 1 = 1 := sorry\n");
+    request(&p, "Fixture.Cached", &["c"], &["Fixture.Cached"]);
+    for (mode, found) in [("fetch", false), ("restore-all", true)] {
+        let env = [
+            ("FAKE_LAKE_ARTIFACT_CACHE", mode),
+            ("LAKE_CACHE_DIR", cache),
+        ];
+        let _ = std::fs::remove_dir_all(p.root.join(".lake/build"));
+        let o = lake(&p, &["build", "+Fixture.Cached"], &env);
+        assert!(String::from_utf8_lossy(&o.stderr).contains("Fetched Fixture.Cached"));
+        let o = run(&p, &env);
+        match found {
+            true => assert_eq!(
+                theorem(&last_json(&o).unwrap(), "c")["axioms"],
+                json!(["sorryAx"])
+            ),
+            false => assert!(
+                String::from_utf8_lossy(&o.stderr)
+                    .contains("of module Fixture.Cached does not exist"),
+                "{mode}"
+            ),
+        }
+    }
+}
