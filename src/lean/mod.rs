@@ -66,6 +66,7 @@
 //! | the pre-filter; each certification reason, from the checker's answer alone | `certify/checks.rs` |
 //! | the comparator bundle | `certify/bundle.rs` |
 //! | `lean_lock` and `lean_certify`: arguments, the snapshot they judge, the result | `tools/lock.rs`, `tools/certify.rs` |
+//! | the certification checker: the Lean program run as `lake env lean --run` on the built module, and its JSON contract | `certify/checker/` (`Checker.lean`, `CONTRACT.md`) |
 //!
 //! With tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr
 //! to a trace stream of its own.

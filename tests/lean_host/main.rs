@@ -11,6 +11,7 @@ mod capabilities;
 mod catalog;
 mod certify;
 mod certify_cheats;
+mod checker_real;
 mod contract_check;
 mod crash_codes;
 mod crash_race;

@@ -16,7 +16,7 @@
 //! 3. A constant names the constants whose names appear in its type (binders and type, or the
 //!    `type` directive's text) and value (the text after `:=`), resolved as Lean resolves a
 //!    name: under each enclosing namespace, innermost first, then at the root, then under each
-//!    `open`; `h.elim` names `h`. Its own axioms are `#print axioms`' (`certify::own`), except
+//!    `open` (an `open … in` prefix's too); `h.elim` names `h`. Its own axioms are `#print axioms`' (`certify::own`), except
 //!    that a partial or opaque-without-value constant's value is an inhabitant, so its body adds
 //!    nothing; its closure, axioms and replay follow the contract's rules over these references.
 //! 4. A constant declared while `debug.skipKernelTC` (however quoted) is true, or added by an
@@ -54,6 +54,15 @@ pub const BUILTINS: [(&str, &str); 17] = [
     ("Not", "def"),
     ("List", "inductive"),
     ("String", "inductive"),
+];
+
+/// Theorems of `Init/Classical.lean` the fake knows (reached through `open Classical` too); each
+/// depends on the three classical axioms, as `Classical.em` does (Diaconescu, via `choice`).
+const CLASSICAL: [&str; 4] = [
+    "Classical.em",
+    "Classical.byContradiction",
+    "Classical.byCases",
+    "Classical.not_not",
 ];
 
 #[derive(Clone, Debug, Default)]
@@ -164,6 +173,19 @@ impl Env {
                 },
             );
         }
+        for n in CLASSICAL {
+            let axioms = ["Classical.choice", "propext", "Quot.sound"];
+            env.consts.insert(
+                n.to_owned(),
+                Constant {
+                    name: n.to_owned(),
+                    kind: "theorem",
+                    module: "Init.Classical".to_owned(),
+                    own_axioms: axioms.map(String::from).into(),
+                    ..Constant::default()
+                },
+            );
+        }
         let mut order = Vec::new();
         let mut texts = BTreeMap::new();
         visit(root, module, &mut order, &mut texts)?;
@@ -222,8 +244,8 @@ impl Env {
             if let Some(i) = decl {
                 let d = &a.outline.decls[i];
                 let value = value_span(&a, d, &constant);
-                constant.type_refs = self.refs(module, c, &constant.ty, &constant.name);
-                constant.value_refs = self.refs(module, c, &value, &constant.name);
+                constant.type_refs = self.refs(&a, module, c, &constant.ty, &constant.name);
+                constant.value_refs = self.refs(&a, module, c, &value, &constant.name);
             }
             constant.scope = self.scope(module, k);
             self.consts.insert(constant.name.clone(), constant);
@@ -231,10 +253,19 @@ impl Env {
     }
 
     /// The constants `text` names at command `c` of `module` (see the contract), without `me`.
-    fn refs(&self, module: &str, c: &Command, text: &str, me: &str) -> BTreeSet<String> {
+    fn refs(
+        &self,
+        a: &Analysis,
+        module: &str,
+        c: &Command,
+        text: &str,
+        me: &str,
+    ) -> BTreeSet<String> {
+        let mut opens = c.opens.clone();
+        opens.extend(prefix_opens(a.code(), c));
         lexer::idents(text, 0, text.len())
             .into_iter()
-            .filter_map(|(x, y)| self.resolve(module, c, &text[x..y]))
+            .filter_map(|(x, y)| self.resolve(module, c, &opens, &text[x..y]))
             .filter(|n| n != me)
             .collect()
     }
@@ -242,7 +273,7 @@ impl Env {
     /// What identifier `word` names at command `c` of `module`: `ResolveName.resolveGlobalName`
     /// over the constants (a private one of the module by its own name), a projection
     /// (`h.elim`) naming its head.
-    fn resolve(&self, module: &str, c: &Command, word: &str) -> Option<String> {
+    fn resolve(&self, module: &str, c: &Command, opens: &[String], word: &str) -> Option<String> {
         let known = |n: &String| {
             let private = format!("_private.{module}.0.{n}");
             if self.consts.contains_key(&private) {
@@ -266,7 +297,7 @@ impl Env {
                 full.extend(head.iter().cloned());
                 printed(&full)
             });
-            let opened = c.opens.iter().map(|o| {
+            let opened = opens.iter().map(|o| {
                 let mut full = components(o);
                 full.extend(head.iter().cloned());
                 printed(&full)
@@ -316,9 +347,9 @@ fn visit(
     if texts.contains_key(module) {
         return Ok(());
     }
-    let local = lake_build::local(root, module);
-    let olean =
-        crate::lake_cache::facet_path(crate::lake_cache::Cache::from_env(), &local, "olean");
+    // `findOLean` searches `LEAN_PATH`, which `lake env` sets to the build directory: an
+    // `.olean` left in Lake's artifact cache after a fetch is not found there.
+    let olean = lake_build::local(root, module).path("olean");
     let Ok(contents) = std::fs::read_to_string(&olean) else {
         // `importModulesCore`/`findOLean` (`Lean/Environment.lean`, `Lean/Util/Path.lean`).
         return Err(LoadError(format!(
@@ -342,6 +373,23 @@ fn visit(
     }
     order.push(module.to_owned());
     Ok(())
+}
+
+/// The namespaces an `open … in` prefix of command `c` opens for it (`Lean/Elab/BuiltinCommand.lean`:
+/// `open Foo in cmd` elaborates `cmd` with `Foo` open).
+fn prefix_opens(code: &str, c: &Command) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut opening = false;
+    for (x, y) in lexer::idents(code, c.start, c.body) {
+        match &code[x..y] {
+            "open" => opening = true,
+            "in" | "set_option" => opening = false,
+            "scoped" | "hiding" | "renaming" => {}
+            word if opening => out.push(word.to_owned()),
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The first word of a command, after its `… in` prefixes and modifiers.
@@ -626,7 +674,13 @@ impl Request {
 
 /// The checker's answer over `env` (CONTRACT.md "Response").
 pub fn answer(env: &Env, req: &Request, lean_version: &str) -> Value {
-    let theorems: Vec<Value> = req.names.iter().map(|cs| theorem(env, req, cs)).collect();
+    // What earlier theorems of the request replayed is in the kernel's environment already.
+    let mut replayed = BTreeSet::new();
+    let theorems: Vec<Value> = req
+        .names
+        .iter()
+        .map(|cs| theorem(env, req, cs, &mut replayed))
+        .collect();
     let mut out = json!({
         "checker": 1,
         "lean_version": lean_version,
@@ -651,7 +705,7 @@ pub fn answer(env: &Env, req: &Request, lean_version: &str) -> Value {
     out
 }
 
-fn theorem(env: &Env, req: &Request, cs: &[String]) -> Value {
+fn theorem(env: &Env, req: &Request, cs: &[String], replayed: &mut BTreeSet<String>) -> Value {
     let name = printed(cs);
     let Some(c) = env.consts.get(&name) else {
         return json!({"name": cs, "printed": name, "found": false});
@@ -669,7 +723,7 @@ fn theorem(env: &Env, req: &Request, cs: &[String]) -> Value {
         "type": c.ty,
         "closure": {"hash": hash(c, &members), "count": members.len(), "own": own},
         "axioms": axioms(env, c),
-        "replay": replay(env, req, c),
+        "replay": replay(env, req, c, replayed),
     })
 }
 
@@ -740,9 +794,11 @@ fn axioms(env: &Env, root: &Constant) -> Vec<String> {
 }
 
 /// The kernel replay of the workspace constants `root` depends on, dependencies first.
-fn replay(env: &Env, req: &Request, root: &Constant) -> Value {
+/// Constants an earlier theorem of the request `replayed` are not replayed again; on success
+/// this theorem's join them.
+fn replay(env: &Env, req: &Request, root: &Constant, replayed: &mut BTreeSet<String>) -> Value {
     let mut order = Vec::new();
-    let mut seen = BTreeSet::new();
+    let mut seen = replayed.clone();
     post_order(env, req, &root.name, &mut seen, &mut order);
     let mut checked = 0;
     for c in order {
@@ -770,6 +826,7 @@ fn replay(env: &Env, req: &Request, root: &Constant) -> Value {
         }
         checked += 1;
     }
+    *replayed = seen;
     json!({"ok": true, "checked": checked})
 }
 

@@ -67,7 +67,77 @@ fn check(p: &Project, module: &str, names: &[&str], replay: &[&str]) -> Value {
         String::from_utf8_lossy(&o.stdout),
         String::from_utf8_lossy(&o.stderr)
     );
-    last_json(&o).unwrap()
+    let answer = last_json(&o).unwrap();
+    assert_contract_shape(&answer);
+    answer
+}
+
+/// The answer's shape as CONTRACT.md "Response" states it (the fake's Lean contract check covers
+/// LSP traffic only, so the checker's answer is held to its contract here, on every answer).
+fn assert_contract_shape(a: &Value) {
+    let strings = |v: &Value| v.as_array().is_some_and(|x| x.iter().all(Value::is_string));
+    let sorted = |v: &Value| {
+        let x: Vec<&str> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        x.windows(2).all(|w| w[0] <= w[1])
+    };
+    assert_eq!(a["checker"], 1, "{a}");
+    assert!(
+        a["lean_version"].is_string() && a["module"].is_string(),
+        "{a}"
+    );
+    if let Some(declared) = a.get("declared") {
+        let declared = declared.as_array().expect("declared is an array");
+        assert!(
+            declared.len() <= 1000 && declared.iter().all(strings),
+            "{a}"
+        );
+    }
+    for t in a["theorems"].as_array().expect("theorems") {
+        assert!(strings(&t["name"]) && t["printed"].is_string(), "{t}");
+        if t["found"] == false {
+            assert_eq!(t.as_object().unwrap().len(), 3, "{t}");
+            continue;
+        }
+        assert_eq!(t["found"], true, "{t}");
+        let kinds = [
+            "theorem",
+            "axiom",
+            "def",
+            "opaque",
+            "quot",
+            "inductive",
+            "ctor",
+            "rec",
+            "other",
+        ];
+        assert!(
+            kinds.contains(&t["kind"].as_str().unwrap_or_default()),
+            "{t}"
+        );
+        assert!(t["module"].is_string() || t["module"].is_null(), "{t}");
+        assert!(t["type"].is_string(), "{t}");
+        let closure = &t["closure"];
+        assert!(
+            closure["hash"]
+                .as_str()
+                .is_some_and(|h| h.chars().all(|c| c.is_ascii_hexdigit()))
+        );
+        assert!(closure["count"].as_u64().is_some_and(|n| n >= 1), "{t}");
+        assert!(strings(&closure["own"]) && sorted(&closure["own"]), "{t}");
+        assert!(closure["own"].as_array().unwrap().len() <= 200);
+        assert!(strings(&t["axioms"]) && sorted(&t["axioms"]), "{t}");
+        let replay = &t["replay"];
+        match replay["ok"].as_bool() {
+            Some(true) => assert!(replay["checked"].is_u64(), "{t}"),
+            Some(false) => assert!(replay["constant"].is_string() && replay["error"].is_string()),
+            None => panic!("replay without ok: {t}"),
+        }
+    }
 }
 
 /// The fixture's `Fixture.Basic`, built, and a request about one of its theorems.
@@ -457,4 +527,71 @@ fn any_other_file_does_not_elaborate() {
     let o = lake(&p, &["env", "lean", "--run", "Other.lean"], &[]);
     assert_eq!(o.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("Other.lean:1:0: error: "));
+}
+
+#[test]
+fn imported_helpers_opens_and_exit_are_read_as_lean_reads_them() {
+    let p = Project::new();
+    p.write(
+        "Fixture/Helpers.lean",
+        "namespace Helpers\ntheorem lemma1 : 1 = 1 := by\n  exact helper\nwhere helper : 1 = 1 := sorry\nend Helpers\n",
+    );
+    p.write(
+        "Fixture/UsesHelpers.lean",
+        "import Fixture.Helpers\n\
+         open Helpers\n\
+         theorem viaImport : 1 = 1 := lemma1\n\
+         open Classical in\n\
+         theorem viaOpen (p : Prop) : p ∨ ¬p := em p\n\
+         namespace Left\n\
+         theorem open1 : True := trivial\n\
+         #exit\n\
+         theorem hidden : True := trivial\n",
+    );
+    let names = ["viaImport", "viaOpen", "Left.open1", "Left.hidden"];
+    let replay = ["Fixture.UsesHelpers", "Fixture.Helpers"];
+    let a = check(&p, "Fixture.UsesHelpers", &names, &replay);
+    assert_eq!(theorem(&a, "viaImport")["axioms"], json!(["sorryAx"]));
+    assert_eq!(
+        theorem(&a, "viaImport")["replay"],
+        json!({"ok": true, "checked": 2})
+    );
+    assert!(
+        theorem(&a, "viaOpen")["axioms"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("Classical.choice"))
+    );
+    assert_eq!(theorem(&a, "Left.open1")["found"], true);
+    assert_eq!(theorem(&a, "Left.hidden")["found"], false);
+}
+
+#[test]
+fn a_module_left_in_lakes_artifact_cache_is_not_on_the_search_path() {
+    let p = Project::new();
+    let cache = p.dir.path().join("cache");
+    let cache = cache.to_str().unwrap();
+    p.write("Fixture/Cached.lean", "theorem c : 1 = 1 := sorry\n");
+    request(&p, "Fixture.Cached", &["c"], &["Fixture.Cached"]);
+    for (mode, found) in [("fetch", false), ("restore-all", true)] {
+        let env = [
+            ("FAKE_LAKE_ARTIFACT_CACHE", mode),
+            ("LAKE_CACHE_DIR", cache),
+        ];
+        let _ = std::fs::remove_dir_all(p.root.join(".lake/build"));
+        let o = lake(&p, &["build", "+Fixture.Cached"], &env);
+        assert!(String::from_utf8_lossy(&o.stderr).contains("Fetched Fixture.Cached"));
+        let o = run(&p, &env);
+        match found {
+            true => assert_eq!(
+                theorem(&last_json(&o).unwrap(), "c")["axioms"],
+                json!(["sorryAx"])
+            ),
+            false => assert!(
+                String::from_utf8_lossy(&o.stderr)
+                    .contains("of module Fixture.Cached does not exist"),
+                "{mode}"
+            ),
+        }
+    }
 }

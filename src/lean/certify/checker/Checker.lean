@@ -127,7 +127,7 @@ def binderText : BinderInfo → String
 structure Serial where
   ids : PersistentHashMap Expr Nat := {}
   out : String := ""
-  next : Nat := 0
+  count : Nat := 0
 
 partial def serialize (r : IO.Ref Serial) (e : Expr) : IO Nat := do
   if let some i := (← r.get).ids.find? e then
@@ -165,8 +165,8 @@ partial def serialize (r : IO.Ref Serial) (e : Expr) : IO Nat := do
       pure s!"J{framed s.toString}{i},{j}"
   -- `modifyGet` takes the state out of the reference, so `out` grows in place.
   r.modifyGet fun s =>
-    (s.next, { ids := s.ids.insert e s.next, out := s.out ++ s!"{s.next}={line}\n",
-               next := s.next + 1 })
+    (s.count, { ids := s.ids.insert e s.count, out := s.out ++ s!"{s.count}={line}\n",
+                count := s.count + 1 })
 
 /-! ## Names, kinds, modules -/
 
@@ -282,9 +282,15 @@ so they are skipped as `Replay.lean` skips them; a safe constant that names one 
 kernel is reached through `Lean.addDecl` (`src/Lean/AddDecl.lean`; `src/Lean/CoreM.lean` in
 older toolchains), run with `debug.skipKernelTC` false and `Elab.async` false (synchronous). -/
 
+/-- A `partial` definition (`DefinitionSafety.partial`, `src/Lean/Declaration.lean`): the
+`_unsafe_rec` implementation of a `partial def`. -/
+def isPartialDef : ConstantInfo → Bool
+  | .defnInfo v => v.safety == .partial
+  | _ => false
+
 structure Replay where
   consts : PersistentHashMap Name ConstantInfo
-  done : IO.Ref NameSet
+  visited : IO.Ref NameSet
   ctors : IO.Ref (Array Name)
   recs : IO.Ref (Array Name)
   checked : IO.Ref Nat
@@ -305,10 +311,10 @@ def refuse (r : Replay) (n : Name) (words : String) : CoreM Unit := do
 
 partial def replayConst (r : Replay) (n : Name) : CoreM Unit := do
   let some ci := r.consts.find? n | return
-  if (← (r.done.get : IO NameSet)).contains n then
+  if (← (r.visited.get : IO NameSet)).contains n then
     return
-  (r.done.modify (·.insert n) : IO Unit)
-  if ci.isUnsafe || ci.isPartial then
+  (r.visited.modify (·.insert n) : IO Unit)
+  if ci.isUnsafe || isPartialDef ci then
     return
   for m in used (typeAndValue ci) ++ (companions ci).toArray do
     replayConst r m
@@ -323,7 +329,7 @@ partial def replayConst (r : Replay) (n : Name) : CoreM Unit := do
   | .inductInfo v =>
     let mut types : Array InductiveType := #[]
     for m in v.all do
-      (r.done.modify (·.insert m) : IO Unit)
+      (r.visited.modify (·.insert m) : IO Unit)
     for m in v.all do
       match r.consts.find? m with
       | some (.inductInfo iv) =>
@@ -384,7 +390,8 @@ def checkerOptions : Options :=
     false).setBool `Elab.async false
 
 def runCore {α : Type} (env : Environment) (x : CoreM α) : IO (α × Core.State) :=
-  x.toIO { fileName := "<lean-beam checker>", fileMap := default, options := checkerOptions } { env := env }
+  Core.CoreM.toIO x
+    { fileName := "<lean-beam checker>", fileMap := default, options := checkerOptions } { env := env }
 
 def printedType (env : Environment) (ty : Expr) : IO String := do
   try
@@ -401,7 +408,7 @@ def axiomsOf (env : Environment) (n : Name) : IO (Array String) := do
 /-! ## The request and the answer -/
 
 structure Request where
-  module : Name
+  target : Name
   names : Array (Array String)
   listTheorems : Bool
   replayModules : Array Name
@@ -411,11 +418,12 @@ def readRequest (path : String) : IO Request := do
   let protocol ← IO.ofExcept (j.getObjValAs? Nat "checker")
   unless protocol == 1 do
     throw <| IO.userError s!"request for checker protocol {protocol}, this is protocol 1"
-  let module ← IO.ofExcept (j.getObjValAs? String "module")
+  let target ← IO.ofExcept (j.getObjValAs? String "module")
   let names ← IO.ofExcept (j.getObjValAs? (Array (Array String)) "names")
   let listTheorems := (j.getObjValAs? Bool "list_theorems").toOption.getD false
   let replay ← IO.ofExcept (j.getObjValAs? (Array String) "replay_modules")
-  return { module := module.toName, names, listTheorems, replayModules := replay.map String.toName }
+  return { target := target.toName, names, listTheorems,
+    replayModules := replay.map String.toName }
 
 def componentsJson (n : Name) : Json :=
   toJson (components n).toArray
@@ -445,24 +453,24 @@ def replayTheorem (rp : Replayer) (env : Environment) (own : PersistentHashMap N
   let added ← rp.added.get
   let r : Replay := {
     consts := gather env own n
-    done := ← IO.mkRef added
+    visited := ← IO.mkRef added
     ctors := ← IO.mkRef (#[] : Array Name)
     recs := ← IO.mkRef (#[] : Array Name)
     checked := ← IO.mkRef (0 : Nat)
     failure := ← IO.mkRef (none : Option (Name × String)) }
-  let run : CoreM NameSet := do
+  let work : CoreM NameSet := do
     replayConst r n
     comparePostponed r
-    return ← (r.done.get : IO NameSet)
+    return ← (r.visited.get : IO NameSet)
   try
-    let (done, after) ← run.toIO
+    let (visited, after) ← Core.CoreM.toIO work
       { fileName := "<lean-beam checker>", fileMap := default, options := checkerOptions } before
     rp.state.set after
-    rp.added.set done
+    rp.added.set visited
     return Json.mkObj [("ok", Json.bool true), ("checked", toJson (← r.checked.get))]
   catch e =>
-    let (constant, words) := (← r.failure.get).getD (n, toString e)
-    return Json.mkObj [("ok", Json.bool false), ("constant", Json.str constant.toString),
+    let (culprit, words) := (← r.failure.get).getD (n, toString e)
+    return Json.mkObj [("ok", Json.bool false), ("constant", Json.str culprit.toString),
       ("error", Json.str words)]
 
 def answerFor (env : Environment) (own : PersistentHashMap Name Name) (rp : Replayer)
@@ -476,13 +484,13 @@ def answerFor (env : Environment) (own : PersistentHashMap Name Name) (rp : Repl
     match own.find? m with
     | some mod => replay.contains mod
     | none => false)
-  let module := match moduleOf env own n with
+  let owner := match moduleOf env own n with
     | some m => Json.str m.toString
     | none => Json.null
   return Json.mkObj (head ++ [
     ("found", Json.bool true),
     ("kind", Json.str (kindOf ci)),
-    ("module", module),
+    ("module", owner),
     ("type", Json.str (← printedType env ci.type)),
     ("closure", Json.mkObj [
       ("hash", Json.str (← closureHash members)),
@@ -492,10 +500,10 @@ def answerFor (env : Environment) (own : PersistentHashMap Name Name) (rp : Repl
     ("replay", ← replayTheorem rp env own n)])
 
 /-- The module's own theorems (not internal names such as `_proof_1` or `_auxLemma`). -/
-def declared (env : Environment) (module : Name) : Array Json := Id.run do
+def declared (env : Environment) (target : Name) : Array Json := Id.run do
   let mut out : Array Name := #[]
   for (m, md) in env.header.moduleNames.zip env.header.moduleData do
-    if m == module then
+    if m == target then
       for ci in md.constants do
         if let .thmInfo _ := ci then
           if !ci.name.isInternal then
@@ -507,7 +515,7 @@ def answer (req : Request) : IO Json := do
   initSearchPath (← findSysroot)
   -- `importModules`: `src/Lean/Environment.lean`; initializers are not executed (no
   -- `enableInitializersExecution`), trust level 0.
-  let env ← importModules #[{ module := req.module }] {} (trustLevel := 0)
+  let env ← importModules #[{ module := req.target }] {} (trustLevel := 0)
   let replay := req.replayModules
   let own := owners env replay
   let base ← importModules (baseImports env replay) {} (trustLevel := 0)
@@ -519,10 +527,10 @@ def answer (req : Request) : IO Json := do
   let mut fields : List (String × Json) := [
     ("checker", toJson (1 : Nat)),
     ("lean_version", Json.str Lean.versionString),
-    ("module", Json.str req.module.toString),
+    ("module", Json.str req.target.toString),
     ("theorems", Json.arr theorems)]
   if req.listTheorems then
-    fields := fields ++ [("declared", Json.arr (declared env req.module))]
+    fields := fields ++ [("declared", Json.arr (declared env req.target))]
   return Json.mkObj fields
 
 end LeanBeamChecker
