@@ -454,6 +454,11 @@ fn cheats() -> Vec<Cheat> {
             ..cheat("an edited lock's closure hash (no key)", honest(), &["statementChanged"])
         },
         Cheat {
+            lock: Some(|lock| lock["theorems"][1]["components"] = json!(["Cert", "helper"])),
+            expect: Expect::Error("lockMalformed"),
+            ..cheat("an edited lock naming another theorem under the same name", honest(), &[])
+        },
+        Cheat {
             lock: Some(|lock| lock["toolchain"] = json!("leanprover/lean4:v4.9.0")),
             ..cheat("an edited lock's toolchain (no key)", honest(), &["toolchainChanged"])
         },

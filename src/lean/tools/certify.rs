@@ -17,7 +17,8 @@
 //! 3. Otherwise the module is built from exactly that text and the checker asked about the
 //!    locked full names (`certify::answers`; an unchanged file reuses the last answer, nothing
 //!    built or run). A checker that fails is the one failure `checkerFailed` (its words, the
-//!    toolchain); a Lean version that is not the lock's is `toolchainChanged`. Per theorem, in
+//!    toolchain); a theorem whose components Lean prints as another name than the lock's is a
+//!    malformed lock; a Lean version that is not the lock's is `toolchainChanged`. Per theorem, in
 //!    the lock's order, the failures `certify::checks::judge` finds in the answer alone.
 //!    `certified` is true only when there is no failure at all.
 //! 4. With `bundle: true` and a certified file, the comparator bundle is written
@@ -30,7 +31,7 @@ use super::schema::{LeanTool, path};
 use crate::lean::certify::answers::{self, Question};
 use crate::lean::certify::bundle;
 use crate::lean::certify::checks::{Range, failure, forbidden, judge};
-use crate::lean::certify::lock::{LockRead, find, lock_path, of_file, read, verify};
+use crate::lean::certify::lock::{LockRead, find, lock_path, malformed, of_file, read, verify};
 use crate::lean::error::HostError;
 use crate::lean::session::receipt::{self, ReceiptState};
 use crate::lean::state::HostState;
@@ -165,6 +166,13 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
         Err(error) => return Err(error),
     };
     let response = &answered.response;
+    let named = locked.theorems.iter().zip(&response.theorems);
+    if let Some((t, _)) = named.clone().find(|(t, found)| found.printed != t.name) {
+        return Err(malformed(&format!(
+            "the components of {} name another constant",
+            t.name
+        )));
+    }
     if response.lean_version != locked.lean_version {
         let now = Some(response.lean_version.as_str());
         let changed = toolchain_changed(&locked, receipt.toolchain.as_deref(), now);
@@ -172,7 +180,7 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     }
     let mut shown = Vec::new();
     let mut bodies = Vec::new();
-    for (t, found) in locked.theorems.iter().zip(&response.theorems) {
+    for (t, found) in named {
         let place = find(text, &t.name, true);
         let at: Option<Range> = place.as_ref().map(|f| {
             (
