@@ -309,6 +309,24 @@ impl Env {
         None
     }
 
+    /// The modules replayed: `modules` and every loaded module importing one of them, directly
+    /// or not (the real checker's base environment cannot hold those).
+    pub fn replay_set(&self, modules: &BTreeSet<String>) -> BTreeSet<String> {
+        let mut set = modules.clone();
+        loop {
+            let more: Vec<String> = self
+                .imports
+                .iter()
+                .filter(|(m, imports)| !set.contains(*m) && imports.iter().any(|i| set.contains(i)))
+                .map(|(m, _)| m.clone())
+                .collect();
+            if more.is_empty() {
+                return set;
+            }
+            set.extend(more);
+        }
+    }
+
     /// The scope-changing commands in force where command `k` of `module` stands: those of the
     /// workspace modules it imports (transitively) and its own before `k`. The fake cannot
     /// elaborate, so it counts them all into a statement's hash, as Lean's elaborated type would
@@ -676,10 +694,11 @@ impl Request {
 pub fn answer(env: &Env, req: &Request, lean_version: &str) -> Value {
     // What earlier theorems of the request replayed is in the kernel's environment already.
     let mut replayed = BTreeSet::new();
+    let replay_set = env.replay_set(&req.replay_modules);
     let theorems: Vec<Value> = req
         .names
         .iter()
-        .map(|cs| theorem(env, req, cs, &mut replayed))
+        .map(|cs| theorem(env, req, &replay_set, cs, &mut replayed))
         .collect();
     let mut out = json!({
         "checker": 1,
@@ -705,7 +724,13 @@ pub fn answer(env: &Env, req: &Request, lean_version: &str) -> Value {
     out
 }
 
-fn theorem(env: &Env, req: &Request, cs: &[String], replayed: &mut BTreeSet<String>) -> Value {
+fn theorem(
+    env: &Env,
+    req: &Request,
+    replay_set: &BTreeSet<String>,
+    cs: &[String],
+    replayed: &mut BTreeSet<String>,
+) -> Value {
     let name = printed(cs);
     let Some(c) = env.consts.get(&name) else {
         return json!({"name": cs, "printed": name, "found": false});
@@ -723,7 +748,7 @@ fn theorem(env: &Env, req: &Request, cs: &[String], replayed: &mut BTreeSet<Stri
         "type": c.ty,
         "closure": {"hash": hash(c, &members), "count": members.len(), "own": own},
         "axioms": axioms(env, c),
-        "replay": replay(env, req, c, replayed),
+        "replay": replay(env, replay_set, c, replayed),
     })
 }
 
@@ -796,10 +821,15 @@ fn axioms(env: &Env, root: &Constant) -> Vec<String> {
 /// The kernel replay of the workspace constants `root` depends on, dependencies first.
 /// Constants an earlier theorem of the request `replayed` are not replayed again; on success
 /// this theorem's join them.
-fn replay(env: &Env, req: &Request, root: &Constant, replayed: &mut BTreeSet<String>) -> Value {
+fn replay(
+    env: &Env,
+    replay_set: &BTreeSet<String>,
+    root: &Constant,
+    replayed: &mut BTreeSet<String>,
+) -> Value {
     let mut order = Vec::new();
     let mut seen = replayed.clone();
-    post_order(env, req, &root.name, &mut seen, &mut order);
+    post_order(env, replay_set, &root.name, &mut seen, &mut order);
     let mut checked = 0;
     for c in order {
         if c.is_unsafe {
@@ -832,7 +862,7 @@ fn replay(env: &Env, req: &Request, root: &Constant, replayed: &mut BTreeSet<Str
 
 fn post_order<'a>(
     env: &'a Env,
-    req: &Request,
+    replay_set: &BTreeSet<String>,
     name: &str,
     seen: &mut BTreeSet<String>,
     order: &mut Vec<&'a Constant>,
@@ -843,7 +873,7 @@ fn post_order<'a>(
     let Some(c) = env.consts.get(name) else {
         return;
     };
-    if !req.replay_modules.contains(&c.module) {
+    if !replay_set.contains(&c.module) {
         return;
     }
     let next: Vec<&String> = c
@@ -853,7 +883,7 @@ fn post_order<'a>(
         .chain(&c.companions)
         .collect();
     for n in next {
-        post_order(env, req, n, seen, order);
+        post_order(env, replay_set, n, seen, order);
     }
     order.push(c);
 }

@@ -595,3 +595,23 @@ fn a_module_left_in_lakes_artifact_cache_is_not_on_the_search_path() {
         }
     }
 }
+
+#[test]
+fn a_module_importing_a_replayed_one_is_replayed_too() {
+    let p = Project::new();
+    p.write("Fixture/A.lean", "theorem a : 1 = 1 := rfl\n");
+    p.write(
+        "Fixture/B.lean",
+        "import Fixture.A\nset_option debug.skipKernelTC true in\ntheorem b : 1 = 1 := a\n",
+    );
+    p.write(
+        "Fixture/M.lean",
+        "import Fixture.B\ntheorem m : 1 = 1 := b\n",
+    );
+    // B is not listed, but it imports A, which is: the base environment cannot hold B.
+    let a = check(&p, "Fixture.M", &["m"], &["Fixture.M", "Fixture.A"]);
+    let replay = &theorem(&a, "m")["replay"];
+    assert_eq!(replay["ok"], false, "{replay}");
+    assert_eq!(replay["constant"], "b");
+    assert_eq!(theorem(&a, "m")["closure"]["own"], json!(["m"]));
+}
