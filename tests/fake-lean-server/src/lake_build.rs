@@ -199,7 +199,7 @@ pub fn local<'a>(root: &'a Path, module: &str) -> Local<'a> {
 /// What a build of the module writes: its `.olean`, its `.ilean` (the declarations' ranges) and
 /// its `.c`. The `.olean` holds, after its header line, the text the build compiled: what
 /// `importModules` loads is what was built, not the file as it is now (the certification
-/// checker's model, `checker.rs`, reads it back with [`built_text`]).
+/// checker's model, `checker/env.rs`, reads it back with [`built_text`]).
 pub fn outputs(module: &str, a: &Analysis, hash: u64) -> Outputs {
     let mut decls = serde_json::Map::new();
     for d in &a.outline.decls {

@@ -595,3 +595,62 @@ fn a_module_left_in_lakes_artifact_cache_is_not_on_the_search_path() {
         }
     }
 }
+
+#[test]
+fn a_module_importing_a_replayed_one_is_replayed_too() {
+    let p = Project::new();
+    p.write("Fixture/A.lean", "theorem a : 1 = 1 := rfl\n");
+    p.write(
+        "Fixture/B.lean",
+        "import Fixture.A\nset_option debug.skipKernelTC true in\ntheorem b : 1 = 1 := a\n",
+    );
+    p.write(
+        "Fixture/M.lean",
+        "import Fixture.B\ntheorem m : 1 = 1 := b\n",
+    );
+    // B is not listed, but it imports A, which is: the base environment cannot hold B.
+    let a = check(&p, "Fixture.M", &["m"], &["Fixture.M", "Fixture.A"]);
+    let replay = &theorem(&a, "m")["replay"];
+    assert_eq!(replay["ok"], false, "{replay}");
+    assert_eq!(replay["constant"], "b");
+    assert_eq!(theorem(&a, "m")["closure"]["own"], json!(["m"]));
+}
+
+#[test]
+fn abbrevs_and_named_instances_are_statements_by_their_bodies() {
+    let p = Project::new();
+    let file = "Fixture/Bodies.lean";
+    // `Val.v` elaborates to `@Val.v myVal`: the instance is in the statement's closure.
+    let text = |abbrev: &str, inst: &str| {
+        format!(
+            "abbrev Target : Nat := {abbrev}\n\
+             class Val where\n  v : Nat\n\
+             instance myVal : Val := ⟨{inst}⟩\n\
+             theorem t : Val.v < Target := by decide\n\
+             namespace N\ntheorem t : True := trivial\nend N\n\
+             theorem N.t' : True := trivial\n"
+        )
+    };
+    let hash = |a: &Value| theorem(a, "t")["closure"]["hash"].clone();
+    p.write(file, &text("10", "5"));
+    let names = ["t", "N.t", "N.t'", "myVal", "Target"];
+    let a = check(&p, "Fixture.Bodies", &names, &["Fixture.Bodies"]);
+    assert_eq!(theorem(&a, "Target")["kind"], "def");
+    assert_eq!(theorem(&a, "myVal")["kind"], "def");
+    assert_eq!(theorem(&a, "N.t")["found"], true);
+    assert_eq!(theorem(&a, "N.t'")["found"], true);
+    p.write(file, &text("11", "5"));
+    let b = check(&p, "Fixture.Bodies", &names, &["Fixture.Bodies"]);
+    assert_ne!(
+        hash(&a),
+        hash(&b),
+        "the abbrev's body is part of the statement"
+    );
+    p.write(file, &text("10", "6"));
+    let c = check(&p, "Fixture.Bodies", &names, &["Fixture.Bodies"]);
+    assert_ne!(
+        hash(&a),
+        hash(&c),
+        "the instance's body is part of the statement"
+    );
+}

@@ -213,7 +213,7 @@ def companions : ConstantInfo → List Name
 
 /-- The module of each constant of the given modules (`EnvironmentHeader.moduleNames` and
 `.moduleData`, `ModuleData.constNames`: `src/Lean/Environment.lean`). -/
-def owners (env : Environment) (mods : Array Name) : PersistentHashMap Name Name := Id.run do
+def owners (env : Environment) (mods : NameSet) : PersistentHashMap Name Name := Id.run do
   let mut out : PersistentHashMap Name Name := {}
   for (m, md) in env.header.moduleNames.zip env.header.moduleData do
     if mods.contains m then
@@ -430,7 +430,7 @@ def componentsJson (n : Name) : Json :=
 
 /-- The environment the workspace's constants are replayed into: the imports of the workspace
 modules that are not themselves workspace modules (a dependency never imports the workspace). -/
-def baseImports (env : Environment) (replay : Array Name) : Array Import := Id.run do
+def baseImports (env : Environment) (replay : NameSet) : Array Import := Id.run do
   let mut out : Array Import := #[]
   let mut seen : Array Name := #[]
   for (m, md) in env.header.moduleNames.zip env.header.moduleData do
@@ -440,6 +440,20 @@ def baseImports (env : Environment) (replay : Array Name) : Array Import := Id.r
           seen := seen.push i.module
           out := out.push { module := i.module }
   return out
+
+/-- The modules whose constants are replayed: `replay_modules` and every loaded module that
+imports one of them (directly or not). Such a module cannot be in the base environment, which
+would then hold the constants being replayed ("already declared"). -/
+def replaySet (env : Environment) (replay : Array Name) : NameSet := Id.run do
+  let mut chosen : NameSet := replay.foldl (fun acc m => acc.insert m) {}
+  let mut changed := true
+  while changed do
+    changed := false
+    for (m, md) in env.header.moduleNames.zip env.header.moduleData do
+      if !chosen.contains m && md.imports.any (fun i => chosen.contains i.module) then
+        chosen := chosen.insert m
+        changed := true
+  return chosen
 
 structure Replayer where
   state : IO.Ref Core.State
@@ -517,8 +531,9 @@ def answer (req : Request) : IO Json := do
   -- `enableInitializersExecution`), trust level 0.
   let env ← importModules #[{ module := req.target }] {} (trustLevel := 0)
   let replay := req.replayModules
-  let own := owners env replay
-  let base ← importModules (baseImports env replay) {} (trustLevel := 0)
+  let replayed := replaySet env replay
+  let own := owners env replayed
+  let base ← importModules (baseImports env replayed) {} (trustLevel := 0)
   let rp : Replayer :=
     { state := ← IO.mkRef ({ env := base } : Core.State), added := ← IO.mkRef ({} : NameSet) }
   let mut theorems : Array Json := #[]
