@@ -7,11 +7,12 @@ use std::path::{Path, PathBuf};
 
 /// The Lean host's wings, from the top floor down (DESIGN.md, "Layout: wings"). A wing may
 /// import only wings on lower floors.
-const FLOORS: [&[&str]; 11] = [
+const FLOORS: [&[&str]; 12] = [
     &["mod"],
     &["tools"],
     &["state"],
-    &["lake", "certify"],
+    &["certify"],
+    &["lake"],
     &["speculation"],
     &["workspace"],
     &["session"],

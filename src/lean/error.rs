@@ -198,6 +198,26 @@ impl HostError {
         )
     }
 
+    /// `invalidParams` (`checkerFailed`): the certification checker (`lake env lean --run`,
+    /// `certify/runner.rs`) gave no answer to read: it did not compile or run on this
+    /// toolchain, exited non-zero, printed no answer of its protocol, or timed out. `what` says
+    /// which; `lean_output` is the tail of what Lean printed (bounded), `toolchain` the
+    /// workspace's `lean-toolchain`. Nothing is certified on it. Data: `{reason, what,
+    /// leanOutput, toolchain}`.
+    pub fn checker_failed(what: &str, lean_output: Vec<String>, toolchain: Option<&str>) -> Self {
+        let shown = toolchain.unwrap_or("(no lean-toolchain)");
+        HostError::invalid_params(format!(
+            "the certification checker failed on toolchain {shown}: {what}; nothing was \
+             certified. Lean's last lines are in data.leanOutput"
+        ))
+        .with_data(json!({
+            "reason": "checkerFailed",
+            "what": what,
+            "leanOutput": lean_output,
+            "toolchain": toolchain,
+        }))
+    }
+
     /// The same error with the tail of a build's log (`data.logTail`).
     pub fn with_log_tail(mut self, tail: Vec<String>) -> Self {
         let data = self.data.get_or_insert_with(|| json!({}));

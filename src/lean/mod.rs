@@ -3,8 +3,9 @@
 //!
 //! Wings, from the top floor down; a wing imports only the wings below it (`tests/layout.rs`
 //! holds this): `tools` (leaves: one file per tool family) · `state` (what every tool shares) ·
-//! `lake` (one-shot Lake commands, the checkpoint behind `lean_save`) · `speculation` (twins,
-//! probes, runs, handles, proof modes) · `workspace` (descriptors, the registry of runtimes) ·
+//! `certify` (locks, the certification checker) · `lake` (one-shot Lake commands, the
+//! checkpoint behind `lean_save`) · `speculation` (twins, probes, runs, handles, proof modes) ·
+//! `workspace` (descriptors, the registry of runtimes) ·
 //! `session` (what Lean has open) · `server` (the `lake serve` child and its LSP client) ·
 //! `feedback`, `syntax` · `options`, `progress`, `stats`, `tail`, `text` · `error`.
 //!
@@ -58,8 +59,14 @@
 //! | bounded tails of output | `tail.rs` |
 //! | reading Lean text: comments and strings, `sorry`s and holes, command starts, tactic boundaries, a declaration's statement and body, names and full names, the header's imports and where it stands, `include_str` paths, the declarations a range meets with their full names, terminal commands, what a text states and what an edit changes of it | `syntax/` |
 //! | `lean_try_edit`'s arguments, `base_sha256` before and after, the candidates resolved | `tools/try_edit.rs` |
-//! | a lock: fingerprints (header, `pp.all` type), canonical JSON, MAC; what is asked in the twin; forbidden tokens and options; each certification reason; the comparator bundle | `certify/` |
+//! | a lock: what it holds (full names, closure hashes, the toolchain), canonical JSON, MAC | `certify/lock.rs` |
+//! | names as Lean has them: `«»` only quotes, the candidates under the file's namespaces | `certify/names.rs` |
+//! | the certification checker's run: its files under `.lake/beam/certify` (never through a link), `lake env lean --run`, its answer read into types, `checkerFailed` for anything else | `certify/runner.rs` |
+//! | the checker's answer about exactly the text Lean checked (the checkpoint's build), kept while the build's `.trace` is unchanged | `certify/answers.rs` |
+//! | the pre-filter; each certification reason, from the checker's answer alone | `certify/checks.rs` |
+//! | the comparator bundle | `certify/bundle.rs` |
 //! | `lean_lock` and `lean_certify`: arguments, the snapshot they judge, the result | `tools/lock.rs`, `tools/certify.rs` |
+//! | the certification checker: the Lean program run as `lake env lean --run` on the built module, and its JSON contract | `certify/checker/` (`Checker.lean`, `CONTRACT.md`) |
 //!
 //! With tracing on (`HostOptions::trace`), each runtime writes its LSP traffic and Lean's stderr
 //! to a trace stream of its own.

@@ -1,7 +1,7 @@
 //! What every tool of the Lean host shares: the options, the runtimes, the statistics, the
-//! proof handles, where Lean said positions are in a proof, the verdicts Lean already gave, and
-//! what checkpoints of one workspace share; and what the process-wide tools read of them, so no
-//! tool reads another's: the server's identity (`beam_version`, the feedback report) and the
+//! proof handles, where Lean said positions are in a proof, the verdicts Lean already gave,
+//! what checkpoints of one workspace share, and the certification checker's answers kept; and
+//! what the process-wide tools read of them, so no tool reads another's: the server's identity (`beam_version`, the feedback report) and the
 //! statistics with each workspace's runtime (`beam_stats`, the feedback report). Reading never
 //! starts Lean.
 
@@ -9,13 +9,15 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 
-use crate::lean::lake::checkpoint::Checkpoints;
+use crate::lean::certify::answers::Answers;
+use crate::lean::lake::checkpoint::{Checkpoints, Lake};
 use crate::lean::options::HostOptions;
 use crate::lean::speculation::handles::HandleBook;
 use crate::lean::speculation::modes::ProofModes;
 use crate::lean::speculation::verdicts::VerdictCache;
 use crate::lean::stats::Stats;
 use crate::lean::workspace::registry::Registry;
+use crate::lean::workspace::root::WorkspaceRoot;
 use crate::mcp::MODERN_REVISION;
 
 /// The server's implementation name.
@@ -41,6 +43,8 @@ pub struct HostState {
     pub verdicts: VerdictCache,
     /// What the saves of each workspace share.
     pub checkpoints: Checkpoints,
+    /// The certification checker's answers kept.
+    pub answers: Answers,
 }
 
 impl HostState {
@@ -55,6 +59,17 @@ impl HostState {
             modes: ProofModes::default(),
             verdicts: VerdictCache::default(),
             checkpoints: Checkpoints::default(),
+            answers: Answers::default(),
+        }
+    }
+
+    /// How this host runs Lake in the workspace at `root`.
+    pub fn lake<'a>(&'a self, root: &'a WorkspaceRoot) -> Lake<'a> {
+        Lake {
+            lake: &self.options.lake,
+            timeout: self.options.lean_timeout,
+            registry: &self.registry,
+            root,
         }
     }
 

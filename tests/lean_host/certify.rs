@@ -1,24 +1,23 @@
-//! `lean_lock` and `lean_certify` (issue 18): the honest file certifies; each cheat of the suite
-//! is rejected with its own reason; `.olean`s are never read; a lock survives a restart and a
-//! MAC'd lock cannot be forged; the comparator bundle is pinned.
+//! `lean_lock` and `lean_certify` (issues 18 and 26): a lock holds what the certification
+//! checker (a separate process, `lake env lean --run`) says of the built module; the honest file
+//! certifies; a repeated certify of an unchanged file starts no process; a toolchain change asks
+//! for a new lock; every fault of the checker fails closed; a lock survives a restart, a MAC'd
+//! lock cannot be forged, and the comparator bundle is pinned. The cheats are in
+//! `certify_cheats/`.
 
 use serde_json::{Value, json};
 
 use crate::harness::{Lean, Project, args, fake_only};
 
-const CERT: &str = "Fixture/Cert.lean";
-const THEOREM: &str = "Cert.main_thm";
+pub const CERT: &str = "Fixture/Cert.lean";
+pub const THEOREM: &str = "Cert.main_thm";
 
 const HELPER: &str = "theorem helper_ok (n : Nat) : n + 0 = n := by\n  simp\n";
 const MAIN: &str = "theorem main_thm (a b : Nat) (h : a ≤ b) : a ≤ b + 1 := by\n  omega\n";
 
-/// The honest file: `middle` between the helper and the theorem, `main` as the theorem.
-fn file(before: &str, middle: &str, main: &str) -> String {
-    format!("{before}namespace Cert\n\n{HELPER}\n{middle}{main}\nend Cert\n")
-}
-
+/// The honest file.
 fn honest() -> String {
-    file("", "", MAIN)
+    format!("namespace Cert\n\n{HELPER}\n{MAIN}\nend Cert\n")
 }
 
 /// A project holding the honest file, the server on it, and a lock of the theorem.
@@ -35,8 +34,8 @@ fn certify(lean: &mut Lean, project: &Project, lock: &Value) -> Value {
     lean.ok("lean_certify", args(project, CERT, json!({"lock": lock})))
 }
 
-/// Every failure's reason, file-level first, then the theorem's.
-fn reasons(result: &Value) -> Vec<String> {
+/// Every failure's reason, file-level first, then the theorems'.
+pub fn reasons(result: &Value) -> Vec<String> {
     let file = result["failures"].as_array().cloned().unwrap_or_default();
     let theorems = result["theorems"].as_array().cloned().unwrap_or_default();
     let of_theorems = theorems
@@ -49,219 +48,164 @@ fn reasons(result: &Value) -> Vec<String> {
         .collect()
 }
 
+/// The Lake and checker processes the fake recorded: builds, queries, `lake env`s, checkers.
+pub fn processes(lean: &Lean) -> Vec<String> {
+    lean.trace()
+        .iter()
+        .filter_map(|t| t["event"].as_str())
+        .filter(|e| e.starts_with("lake-") || *e == "checker")
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The checker processes (`lean --run`) running in the project.
+fn checkers_running(project: &Project) -> Vec<u32> {
+    project
+        .processes()
+        .into_iter()
+        .filter(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .split('\0')
+                    .any(|a| a == "--run")
+            })
+        })
+        .collect()
+}
+
 #[test]
-fn the_honest_file_certifies_with_its_lock() {
+fn the_honest_file_locks_and_certifies_from_the_checkers_answer() {
     let (project, mut lean, lock) = locked(&[]);
     let theorem = &lock["theorems"][0];
     assert_eq!(theorem["name"], THEOREM, "{lock}");
+    assert_eq!(theorem["components"], json!(["Cert", "main_thm"]), "{lock}");
     assert_eq!(theorem["kind"], "theorem");
-    assert_eq!(
-        theorem["header"],
-        "theorem main_thm (a b : Nat) (h : a ≤ b) : a ≤ b + 1"
+    assert!(
+        theorem["closure_hash"]
+            .as_str()
+            .is_some_and(|h| !h.is_empty()),
+        "{lock}"
     );
-    assert!(theorem["type"].as_str().is_some_and(|t| !t.is_empty()));
+    assert!(
+        theorem["type"].as_str().is_some_and(|t| !t.is_empty()),
+        "{lock}"
+    );
+    assert_eq!(lock["toolchain"], "leanprover/lean4:v4.24.0", "{lock}");
+    assert!(lock["lean_version"].as_str().is_some(), "{lock}");
+    assert_eq!(lock["module"], "Fixture.Cert", "{lock}");
     assert_eq!(lock["base_sha256"].as_str().map(str::len), Some(64));
     assert!(lock.get("mac").is_none(), "no key, no mac: {lock}");
     let result = certify(&mut lean, &project, &lock);
     assert_eq!(result["certified"], true, "{result}");
     assert_eq!(result["receipt"]["state"], "complete");
+    let checked = lean
+        .trace()
+        .into_iter()
+        .filter(|t| t["event"] == "checker")
+        .count();
+    assert!(
+        checked >= 2,
+        "the lock and the certification each ran the checker"
+    );
+    // The checker's files are inside .lake; its requests are gone once it has answered.
+    assert!(
+        project
+            .root()
+            .join(".lake/beam/certify/Checker.lean")
+            .is_file()
+    );
+    let requests = std::fs::read_dir(project.root().join(".lake/beam/certify/requests"));
+    assert_eq!(requests.map(|r| r.count()).unwrap_or(0), 0);
+}
+
+#[test]
+fn a_name_lean_does_not_have_is_refused_with_the_files_theorems() {
+    let project = Project::fixture();
+    project.write(CERT, &honest());
+    let mut lean = Lean::start(&[&project], &[], &[]);
     let missing = json!({"theorems": ["Cert.nowhere"]});
     let refused = lean.fails("lean_lock", args(&project, CERT, missing), "invalidParams");
     assert_eq!(refused["data"]["reason"], "theoremMissing", "{refused}");
-}
-
-/// Each cheat, the text it writes, and the reasons it must be rejected with.
-fn cheats() -> Vec<(&'static str, String, Vec<&'static str>)> {
-    let main_with =
-        |body: &str| format!("theorem main_thm (a b : Nat) (h : a ≤ b) : a ≤ b + 1 := by\n{body}");
-    vec![
-        (
-            "weakened hypothesis",
-            file("", "", &MAIN.replace("(h : a ≤ b)", "(h : a + 1 ≤ b)")),
-            vec!["statement_changed"],
-        ),
-        (
-            "changed conclusion",
-            file("", "", &MAIN.replace("b + 1 :=", "b + 2 :=")),
-            vec!["statement_changed"],
-        ),
-        (
-            "renamed, the old one deleted",
-            file("", "", &MAIN.replace("main_thm", "main_thm'")),
-            vec!["theorem_missing"],
-        ),
-        (
-            "the statement moved into a variable",
-            file(
-                "",
-                "variable (a b : Nat) (h : a ≤ b)\n",
-                "theorem main_thm : a ≤ b + 1 := by\n  omega\n",
-            ),
-            vec!["statement_changed"],
-        ),
-        (
-            "sorry in a helper lemma",
-            file("", "", &main_with("  have := helper_ok a\n  omega\n"))
-                .replace("n + 0 = n := by\n  simp", "n + 0 = n := by\n  sorry"),
-            vec!["uses_sorry"],
-        ),
-        (
-            "a custom axiom",
-            file(
-                "",
-                "axiom magic (a b : Nat) : a ≤ b + 1\n\n",
-                &main_with("  exact magic a b\n"),
-            ),
-            vec!["forbidden_declaration", "axiom_not_allowed"],
-        ),
-        (
-            "native_decide",
-            file("", "", &main_with("  native_decide\n")),
-            vec!["native_decide"],
-        ),
-        (
-            "implemented_by",
-            file(
-                "",
-                "def fast (n : Nat) : Nat := n\n\n@[implemented_by fast]\ndef slow (n : Nat) : Nat := n\n\n",
-                MAIN,
-            ),
-            vec!["forbidden_declaration"],
-        ),
-        (
-            // The fake cannot elaborate instances: the directive states the type Lean prints
-            // (with pp.all) once the local instance changes what `≤` means.
-            "a changed local instance before the theorem",
-            file(
-                "",
-                "local instance weirdLE : LE Nat := ⟨fun _ _ => True⟩\n\n\
-                 -- fake: type \"∀ (a b : Nat), @LE.le.{0} Nat Cert.weirdLE a b → @LE.le.{0} Nat Cert.weirdLE a (b + 1)\"\n",
-                MAIN,
-            ),
-            vec!["statement_changed"],
-        ),
-        (
-            "set_option debug.skipKernelTC",
-            file("set_option debug.skipKernelTC true\n\n", "", MAIN),
-            vec!["forbidden_option"],
-        ),
-        (
-            // As for the instance: the directive states the type the notation gives.
-            "notation shadowing the header's meaning",
-            file(
-                "",
-                "local notation:50 x \" ≤ \" y:50 => x = x ∨ y = y\n\n\
-                 -- fake: type \"∀ (a b : Nat), a = a ∨ b = b → a = a ∨ b + 1 = b + 1\"\n",
-                MAIN,
-            ),
-            vec!["statement_changed"],
-        ),
-        (
-            // `open` brings a scoped notation into force before the theorem: the header reads
-            // the same, Lean elaborates another statement (the directive states its type).
-            "open shadowing the header's meaning",
-            file(
-                "",
-                "namespace Evil\ndef weird (_ _ : Nat) : Prop := True\n\
-                 scoped infix:50 \" ≤ \" => weird\nend Evil\n\nopen Evil\n\n\
-                 -- fake: type \"∀ (a b : Nat), Cert.Evil.weird a b → Cert.Evil.weird a (b + 1)\"\n",
-                MAIN,
-            ),
-            vec!["statement_changed"],
-        ),
-        (
-            // The certifier asks `#print axioms` in the file's own environment: a file that
-            // redefines the command could answer for Lean.
-            "a macro redefining #print axioms",
-            file(
-                "",
-                "macro_rules | `(#print axioms $_x) => `(#eval 0)\n\n",
-                MAIN,
-            ),
-            vec!["forbidden_declaration"],
-        ),
-        (
-            // The namespace left open at the end of the file: commands appended there resolve
-            // `Cert.main_thm` to the shadow `Cert.Cert.main_thm` first, unless asked from the
-            // root.
-            "a shadow in a namespace left open",
-            format!(
-                "namespace Cert\n\n{HELPER}\n{}\nnamespace Cert\n\n{MAIN}",
-                main_with("  sorry\n")
-            ),
-            vec!["uses_sorry"],
-        ),
-        (
-            "the theorem wrapped in a namespace",
-            file("", "namespace Inner\n", &format!("{MAIN}\nend Inner\n")),
-            vec!["theorem_missing"],
-        ),
-        (
-            "an error elsewhere in the file",
-            file(
-                "",
-                "def broken : Nat := \"x\" -- fake: error \"type mismatch\"\n\n",
-                MAIN,
-            ),
-            vec!["file_errors"],
-        ),
-    ]
+    let declared = refused["data"]["declared"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert!(declared.contains(&json!("Cert.main_thm")), "{refused}");
+    // Written as inside the namespace, the name is Lean's full name.
+    let short = json!({"theorems": ["main_thm"]});
+    let lock = lean.ok("lean_lock", args(&project, CERT, short))["lock"].clone();
+    assert_eq!(lock["theorems"][0]["name"], THEOREM, "{lock}");
 }
 
 #[test]
-fn each_cheat_is_rejected_with_its_own_reason() {
-    if fake_only("the cheat suite's directives") {
-        return;
-    }
-    let cheats = cheats();
-    let mut named: Vec<&str> = cheats.iter().map(|(cheat, _, _)| *cheat).collect();
-    named.dedup();
-    assert!(named.len() >= 14, "the suite has {} cheats", named.len());
-    let (project, mut lean, lock) = locked(&[]);
-    for (cheat, text, expected) in cheats {
-        project.write(CERT, &text);
-        let result = certify(&mut lean, &project, &lock);
-        assert_eq!(result["certified"], false, "{cheat}: {result}");
-        assert_eq!(reasons(&result), expected, "{cheat}: {result}");
-    }
-    project.write(CERT, &honest());
-    let result = certify(&mut lean, &project, &lock);
-    assert_eq!(result["certified"], true, "{result}");
-}
-
-/// Two cheats real Lean rejects as the fake does, with no directive.
-#[test]
-fn a_changed_statement_and_a_sorry_in_a_helper_are_rejected() {
-    let (project, mut lean, lock) = locked(&[]);
-    for (cheat, text, expected) in cheats()
-        .into_iter()
-        .filter(|(cheat, _, _)| ["weakened hypothesis", "sorry in a helper lemma"].contains(cheat))
-    {
-        project.write(CERT, &text);
-        let result = certify(&mut lean, &project, &lock);
-        assert_eq!(result["certified"], false, "{cheat}: {result}");
-        assert_eq!(reasons(&result), expected, "{cheat}: {result}");
-    }
-}
-
-#[test]
-fn stale_oleans_are_never_read() {
-    if fake_only("junk artifacts the fake never writes") {
+fn a_repeated_certify_of_an_unchanged_file_starts_no_process() {
+    if fake_only("counting processes in the fake's trace") {
         return;
     }
     let (project, mut lean, lock) = locked(&[]);
-    // Artifacts that, were they read, would say the theorem is proved (or carries sorry).
-    project.write(".lake/build/lib/lean/Fixture/Cert.olean", "junk: sorryAx");
-    project.write(
-        ".lake/build/lib/lean/Fixture/Cert.ilean",
-        "{\"junk\": true}",
-    );
+    assert_eq!(certify(&mut lean, &project, &lock)["certified"], true);
+    let before = processes(&lean);
+    assert_eq!(certify(&mut lean, &project, &lock)["certified"], true);
+    assert_eq!(processes(&lean), before, "nothing built or checked again");
+    // A changed text is built and checked again.
+    project.write(CERT, &format!("{}\ndef extra : Nat := 0\n", honest()));
+    assert_eq!(certify(&mut lean, &project, &lock)["certified"], true);
+    let after = processes(&lean);
+    assert!(after.len() > before.len(), "{after:?}");
+    assert!(after.iter().any(|e| e == "checker"));
+}
+
+#[test]
+fn after_a_toolchain_change_certify_asks_for_a_new_lock() {
+    let (project, mut lean, lock) = locked(&[]);
+    project.write("lean-toolchain", "leanprover/lean4:v4.25.0\n");
     let result = certify(&mut lean, &project, &lock);
-    assert_eq!(result["certified"], true, "{result}");
-    let (_, sorry, _) = cheats().remove(4);
-    project.write(CERT, &sorry);
-    let result = certify(&mut lean, &project, &lock);
-    assert_eq!(reasons(&result), ["uses_sorry"], "{result}");
+    assert_eq!(result["certified"], false, "{result}");
+    assert_eq!(reasons(&result), ["toolchainChanged"], "{result}");
+    // The lock names the toolchain, under its MAC when a key is set: a new lock certifies.
+    let theorems = json!({"theorems": [THEOREM]});
+    let relocked = lean.ok("lean_lock", args(&project, CERT, theorems))["lock"].clone();
+    assert_eq!(relocked["toolchain"], "leanprover/lean4:v4.25.0");
+    assert_eq!(certify(&mut lean, &project, &relocked)["certified"], true);
+}
+
+#[test]
+fn every_fault_of_the_checker_fails_closed() {
+    if fake_only("the fake's checker faults") {
+        return;
+    }
+    for fault in ["compile-error", "crash", "garbage", "old-protocol", "hang"] {
+        let project = Project::fixture();
+        project.write(CERT, &honest());
+        // The lock comes from a checker that works.
+        let mut lean = Lean::start(&[&project], &[], &[]);
+        let theorems = json!({"theorems": [THEOREM]});
+        let lock = lean.ok("lean_lock", args(&project, CERT, theorems.clone()))["lock"].clone();
+        lean.server.finish_clean();
+        let env = [("FAKE_LEAN_CHECKER", fault)];
+        let mut lean = Lean::start(&[&project], &["--lean-timeout-ms", "4000"], &env);
+        let result = certify(&mut lean, &project, &lock);
+        assert_eq!(result["certified"], false, "{fault}: {result}");
+        assert_eq!(reasons(&result), ["checkerFailed"], "{fault}: {result}");
+        let failure = &result["failures"][0];
+        assert_eq!(
+            failure["toolchain"], "leanprover/lean4:v4.24.0",
+            "{fault}: {result}"
+        );
+        assert!(failure["lean_output"].is_array(), "{fault}: {result}");
+        // A lock cannot be taken from a failing checker either.
+        let refused = lean.fails("lean_lock", args(&project, CERT, theorems), "invalidParams");
+        assert_eq!(
+            refused["data"]["reason"], "checkerFailed",
+            "{fault}: {refused}"
+        );
+        // No child outlives the call.
+        for pid in checkers_running(&project) {
+            crate::harness::wait_gone_from(project.root(), pid);
+        }
+        lean.server.finish_clean();
+        project.wait_no_processes();
+    }
 }
 
 #[test]
@@ -278,11 +222,21 @@ fn with_a_key_a_forged_or_unsealed_lock_is_refused() {
     let key = [("LEAN_BEAM_LOCK_KEY", "a secret of the harness")];
     let (project, mut lean, lock) = locked(&key);
     assert_eq!(lock["mac"].as_str().map(str::len), Some(64), "{lock}");
-    let mut forged = lock.clone();
-    forged["theorems"][0]["header"] = json!("theorem main_thm : True");
+    let edited = |field: &str, value: Value| {
+        let mut forged = lock.clone();
+        forged["theorems"][0][field] = value;
+        forged
+    };
     let mut unsealed = lock.clone();
     unsealed.as_object_mut().unwrap().remove("mac");
-    for bad in [forged, unsealed] {
+    let mut other_toolchain = lock.clone();
+    other_toolchain["toolchain"] = json!("leanprover/lean4:v4.9.0");
+    for bad in [
+        edited("closure_hash", json!("00")),
+        edited("name", json!("Cert.helper_ok")),
+        other_toolchain,
+        unsealed,
+    ] {
         let call = args(&project, CERT, json!({"lock": bad}));
         let refused = lean.fails("lean_certify", call, "invalidParams");
         assert_eq!(refused["data"]["reason"], "lockForged", "{refused}");
@@ -339,7 +293,7 @@ fn a_file_lean_has_not_finished_is_a_stale_snapshot() {
     lean.ok("lean_sync", args(&project, "Fixture/Basic.lean", json!({})));
     let result = lean.ok("lean_certify", args(&project, uses, json!({"lock": lock})));
     assert_eq!(result["certified"], false, "{result}");
-    assert_eq!(reasons(&result), ["stale_snapshot"], "{result}");
+    assert_eq!(reasons(&result), ["staleSnapshot"], "{result}");
     assert_eq!(result["receipt"]["state"], "stale_imports", "{result}");
 }
 
@@ -379,6 +333,10 @@ fn a_malformed_lock_is_refused_and_the_server_keeps_serving() {
     not_a_list["theorems"] = json!({"name": THEOREM});
     let mut bad_path = lock.clone();
     bad_path["path"] = json!(7);
+    // A lock of the server before the checker: a header and a type, no closure.
+    let mut old = lock.clone();
+    old["theorems"][0] =
+        json!({"name": THEOREM, "kind": "theorem", "header": "theorem main_thm", "type": "True"});
     for (what, bad) in [
         ("an empty object", json!({})),
         ("no theorems", without("theorems")),
@@ -396,6 +354,13 @@ fn a_malformed_lock_is_refused_and_the_server_keeps_serving() {
             "a kind that is not a string",
             theorem_with("kind", json!(["theorem"])),
         ),
+        ("no closure hash", theorem_with("closure_hash", Value::Null)),
+        (
+            "components not names",
+            theorem_with("components", json!([1])),
+        ),
+        ("an older server's lock", old),
+        ("no Lean version", without("lean_version")),
         ("no path", without("path")),
         ("a path that is not a string", bad_path),
     ] {
@@ -413,4 +378,42 @@ fn a_malformed_lock_is_refused_and_the_server_keeps_serving() {
     let call = args(&project, CERT, json!({"lock": "a lock"}));
     lean.fails("lean_certify", call, "invalidInput");
     assert_eq!(certify(&mut lean, &project, &lock)["certified"], true);
+}
+
+/// The figures of `bench/results.md`'s certification line: a one-theorem file over the fake,
+/// certified cold (a new text each time: built and checked) and repeated (unchanged), the
+/// median wall time of a call and the Lake and checker processes it starts. Run with
+/// `cargo test --release --all-features --test lean_host -- --ignored --nocapture
+/// certify::measure`.
+#[test]
+#[ignore = "a measurement, not a check"]
+fn measure_certify_of_a_one_theorem_file() {
+    const ROUNDS: usize = 21;
+    let project = Project::fixture();
+    let text = |k: usize| format!("theorem one (n : Nat) : n + 0 = n := by\n  simp\n-- {k}\n");
+    project.write(CERT, &text(0));
+    let mut lean = Lean::start(&[&project], &[], &[]);
+    let theorems = json!({"theorems": ["one"]});
+    let lock = lean.ok("lean_lock", args(&project, CERT, theorems))["lock"].clone();
+    let measure = |lean: &mut Lean, change: bool| {
+        let mut times = Vec::new();
+        let mut started = Vec::new();
+        for k in 1..=ROUNDS {
+            if change {
+                project.write(CERT, &text(k));
+            }
+            let before = processes(lean);
+            let at = std::time::Instant::now();
+            assert_eq!(certify(lean, &project, &lock)["certified"], true);
+            times.push(at.elapsed());
+            let after = processes(lean);
+            started.push(after[before.len()..].join(" "));
+        }
+        times.sort();
+        (times[ROUNDS / 2], started[ROUNDS / 2].clone())
+    };
+    let (cold, cold_started) = measure(&mut lean, true);
+    let (warm, warm_started) = measure(&mut lean, false);
+    println!("certify, one theorem, cold: p50 {cold:?}, starts [{cold_started}]");
+    println!("certify, one theorem, repeated: p50 {warm:?}, starts [{warm_started}]");
 }

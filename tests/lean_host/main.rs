@@ -10,6 +10,8 @@ mod budget;
 mod capabilities;
 mod catalog;
 mod certify;
+mod certify_cheats;
+mod checker_real;
 mod contract_check;
 mod crash_codes;
 mod crash_race;

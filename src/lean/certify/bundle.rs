@@ -18,6 +18,9 @@ use crate::lean::text::{Position, offset_of};
 const README: &str = concat!(
     "Statement-locked certification bundle for leanprover/comparator.\n",
     "\n",
+    "lean-beam-mcp certified this file with its own checker; the comparator is a second,\n",
+    "independent opinion: it exports the terms and replays them in a fresh kernel.\n",
+    "\n",
     "Challenge.lean holds the locked theorems with their proofs replaced by `sorry`;\n",
     "Solution.lean the file as certified; config.json the comparator's configuration.\n",
     "\n",

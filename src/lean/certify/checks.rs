@@ -1,57 +1,56 @@
 //! What makes a file or a theorem fail certification, each failure `{reason, message, range}`.
 //!
 //! Contract:
-//! 1. File-level, from the project lexer (never in a comment or a string): `forbidden_declaration`
-//!    for each `axiom`, `implemented_by`, `extern` or `unsafe` token (a new axiom, or code the
-//!    kernel never checks standing in for a definition); `forbidden_option` for a
-//!    `set_option` of an option that switches a check off: `debug.skipKernelTC` (the kernel
-//!    skips type checking) and `debug.byAsSorry` (every `by` block elaborates as `sorry`).
-//!    Also `forbidden_declaration`: a file that could change what certification asks Lean
-//!    (`#print axioms`, `#check`, appended in a twin and run in the file's own environment):
-//!    either command written as data (`syntax::quoted_commands`: in a literal, or first in a
-//!    syntax quotation, as a `macro_rules`, `syntax` or `elab` that redefines it writes it),
-//!    or a `command_elab` attribute (an elaborator registered for a command). The comparator
-//!    replays the exported terms in the kernel and needs no such rule; the certifier's own
-//!    answer does.
-//! 2. A theorem's axioms: `sorryAx` is `uses_sorry`; `Lean.ofReduceBool` and
-//!    `Lean.trustCompiler` (what `native_decide` adds) are `native_decide`; any other axiom
-//!    outside [`PERMITTED`] is `axiom_not_allowed`.
+//! 1. The pre-filter, from the project lexer (never in a comment or a string), refuses quickly
+//!    and is never a reason to certify: `forbiddenDeclaration` for each `axiom`,
+//!    `implemented_by`, `extern` or `unsafe` token (a new axiom, or code the kernel never
+//!    checks standing in for a definition); `forbiddenOption` for a `set_option` of an option
+//!    that switches a check off as written (`debug.skipKernelTC`, `debug.byAsSorry`). What it
+//!    misses (a quoted option name, such a declaration in an import) the checker's answer
+//!    catches.
+//! 2. A theorem is judged from the checker's answer alone ([`judge`]), against its lock entry:
+//!    `theoremMissing` when the built module's environment has no constant of its exact full
+//!    name, or it is declared by another module (an import); `notATheorem` when it is not a
+//!    theorem; `statementChanged` when its statement closure's hash differs from the locked
+//!    one; of its axioms (full names), `sorryAx` is `usesSorry`, `Lean.ofReduceBool` and
+//!    `Lean.trustCompiler` (what `native_decide` adds) are `nativeDecide`, any other outside
+//!    [`PERMITTED`] is `axiomsNotAllowed`; a kernel replay that refused a constant is
+//!    `replayFailed` (the kernel's words, bounded).
 //! 3. A range is the LSP range of what failed; `null` when the failure has no place in the file
-//!    (a theorem that is gone).
+//!    (a theorem that is gone, one Lean names in a way the lexer does not find).
 
 use serde_json::{Value, json};
 
-use crate::lean::syntax::{code_words, quoted_commands};
+use super::runner::Theorem;
+use crate::lean::syntax::code_words;
+use crate::lean::tail::cut;
 use crate::lean::text::Position;
 
-/// The axioms a certified theorem may depend on.
+/// The axioms a certified theorem may depend on, by full name.
 pub const PERMITTED: [&str; 3] = ["propext", "Classical.choice", "Quot.sound"];
 
 /// The axioms `native_decide` adds.
 const NATIVE: [&str; 2] = ["Lean.ofReduceBool", "Lean.trustCompiler"];
 
-/// Tokens that declare what the kernel does not check, or an elaborator for a command.
-const FORBIDDEN_TOKENS: [&str; 5] = [
-    "axiom",
-    "implemented_by",
-    "extern",
-    "unsafe",
-    "command_elab",
-];
-
-/// The commands certification appends (see the contract).
-const ASKED_COMMANDS: [&str; 2] = ["#print", "#check"];
+/// Tokens that declare what the kernel does not check.
+const FORBIDDEN_TOKENS: [&str; 4] = ["axiom", "implemented_by", "extern", "unsafe"];
 
 /// Options that switch a check off.
 const FORBIDDEN_OPTIONS: [&str; 2] = ["debug.skipKernelTC", "debug.byAsSorry"];
 
+/// How much of the kernel's words a `replayFailed` quotes.
+const KERNEL_WORDS: usize = 2048;
+
+/// A range in a file.
+pub type Range = (Position, Position);
+
 /// A failure.
-pub fn failure(reason: &str, message: String, range: Option<(Position, Position)>) -> Value {
+pub fn failure(reason: &str, message: String, range: Option<Range>) -> Value {
     let range = range.map(|(start, end)| json!({"start": start.to_json(), "end": end.to_json()}));
     json!({"reason": reason, "message": message, "range": range})
 }
 
-/// The file-level failures of `text`'s tokens (see the contract).
+/// The pre-filter's failures of `text` (see the contract, 1).
 pub fn forbidden(text: &str) -> Vec<Value> {
     let words = code_words(text);
     let mut out = Vec::new();
@@ -59,7 +58,7 @@ pub fn forbidden(text: &str) -> Vec<Value> {
         let at = Some((word.start, word.end));
         if FORBIDDEN_TOKENS.contains(&word.text.as_str()) {
             let message = format!("`{}` is not allowed in a certified file", word.text);
-            out.push(failure("forbidden_declaration", message, at));
+            out.push(failure("forbiddenDeclaration", message, at));
         }
         if word.text == "set_option"
             && let Some(option) = words.get(k + 1)
@@ -67,48 +66,86 @@ pub fn forbidden(text: &str) -> Vec<Value> {
         {
             let message = format!("`set_option {}` switches a check off", option.text);
             out.push(failure(
-                "forbidden_option",
+                "forbiddenOption",
                 message,
                 Some((word.start, option.end)),
             ));
         }
     }
-    for word in quoted_commands(text, &ASKED_COMMANDS) {
-        let message = format!(
-            "`{}` is written as data here (syntax that may redefine it): certification asks \
-             Lean with it, so a file that can change its answer cannot be certified",
-            word.text
-        );
-        out.push(failure(
-            "forbidden_declaration",
-            message,
-            Some((word.start, word.end)),
-        ));
-    }
-    out.sort_by_key(|f| f["range"]["start"]["line"].as_u64());
     out
 }
 
-/// The failures of a theorem's `axioms` (see the contract).
-pub fn axiom_failures(name: &str, axioms: &[String], at: (Position, Position)) -> Vec<Value> {
+/// What a theorem is judged against: its lock entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Locked {
+    /// Its full name as Lean prints it.
+    pub name: String,
+    /// Its components.
+    pub components: Vec<String>,
+    /// Its statement closure's hash.
+    pub closure_hash: String,
+}
+
+/// The failures of one theorem, from the checker's answer `found` about it in the built
+/// `module` (see the contract, 2); `at` is its place in the file, when known.
+pub fn judge(locked: &Locked, found: &Theorem, module: &str, at: Option<Range>) -> Vec<Value> {
+    let name = &locked.name;
+    let fail = |reason: &str, message: String| failure(reason, message, at);
+    if !found.found {
+        let message = format!("{module} declares no theorem named {name}");
+        return vec![failure("theoremMissing", message, None)];
+    }
+    let declared_in = found.module.as_deref().unwrap_or_default();
+    if declared_in != module {
+        let message = format!("{name} is declared in {declared_in}, not in {module}");
+        return vec![failure("theoremMissing", message, None)];
+    }
+    let kind = found.kind.as_deref().unwrap_or_default();
+    if kind != "theorem" {
+        let message = format!("{name} is now a {kind}, not a theorem");
+        return vec![fail("notATheorem", message)];
+    }
     let mut out = Vec::new();
-    for axiom in axioms {
-        let (reason, message) = if axiom == "sorryAx" {
-            ("uses_sorry", format!("{name} depends on sorry (sorryAx)"))
-        } else if NATIVE.contains(&axiom.as_str()) {
-            (
-                "native_decide",
-                format!("{name} trusts the compiler ({axiom}, native_decide)"),
-            )
-        } else if PERMITTED.contains(&axiom.as_str()) {
-            continue;
-        } else {
-            (
-                "axiom_not_allowed",
-                format!("{name} depends on the axiom {axiom}"),
-            )
-        };
-        out.push(failure(reason, message, Some(at)));
+    let hash = found.closure.as_ref().map(|c| c.hash.as_str());
+    if hash != Some(locked.closure_hash.as_str()) {
+        let message = format!(
+            "{name}'s statement changed: its type, or a definition, instance or inductive it \
+             names, is not what was locked (statement closure hash {} ≠ locked {})",
+            hash.unwrap_or("none"),
+            locked.closure_hash
+        );
+        out.push(fail("statementChanged", message));
+    }
+    let axioms = found.axioms.as_deref().unwrap_or_default();
+    if axioms.iter().any(|a| a == "sorryAx") {
+        out.push(fail(
+            "usesSorry",
+            format!("{name} depends on sorry (sorryAx)"),
+        ));
+    }
+    let native: Vec<&String> = axioms
+        .iter()
+        .filter(|a| NATIVE.contains(&a.as_str()))
+        .collect();
+    if !native.is_empty() {
+        let message = format!("{name} trusts the compiler ({native:?}, native_decide)");
+        out.push(fail("nativeDecide", message));
+    }
+    let other: Vec<&String> = axioms
+        .iter()
+        .filter(|a| a.as_str() != "sorryAx" && !NATIVE.contains(&a.as_str()))
+        .filter(|a| !PERMITTED.contains(&a.as_str()))
+        .collect();
+    if !other.is_empty() {
+        let message =
+            format!("{name} depends on axioms outside {PERMITTED:?} (full names): {other:?}");
+        out.push(fail("axiomsNotAllowed", message));
+    }
+    if let Some(replay) = found.replay.as_ref().filter(|r| !r.ok) {
+        let constant = replay.constant.as_deref().unwrap_or("a constant");
+        let words = cut(replay.error.as_deref().unwrap_or_default(), KERNEL_WORDS);
+        let message = format!("the kernel refused {constant}, which {name} depends on: {words}");
+        out.push(fail("replayFailed", message));
     }
     out
 }
@@ -116,6 +153,7 @@ pub fn axiom_failures(name: &str, axioms: &[String], at: (Position, Position)) -
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::lean::certify::runner::{Closure, Replay};
 
     #[test]
     fn forbidden_tokens_are_code_only() {
@@ -125,26 +163,75 @@ mod tests {
             .iter()
             .map(|f| f["reason"].as_str().unwrap().to_owned())
             .collect();
-        assert_eq!(reasons, ["forbidden_declaration", "forbidden_option"]);
+        assert_eq!(reasons, ["forbiddenDeclaration", "forbiddenOption"]);
+    }
+
+    fn honest() -> Theorem {
+        Theorem {
+            name: vec!["N".into(), "t".into()],
+            printed: "N.t".into(),
+            found: true,
+            kind: Some("theorem".into()),
+            module: Some("M".into()),
+            ty: Some("True".into()),
+            closure: Some(Closure {
+                hash: "h".into(),
+                count: 1,
+                own: vec![],
+            }),
+            axioms: Some(vec!["propext".into(), "Classical.choice".into()]),
+            replay: Some(Replay {
+                ok: true,
+                checked: Some(1),
+                constant: None,
+                error: None,
+            }),
+        }
+    }
+
+    fn reasons(found: &Theorem) -> Vec<String> {
+        let locked = Locked {
+            name: "N.t".into(),
+            components: vec!["N".into(), "t".into()],
+            closure_hash: "h".into(),
+        };
+        judge(&locked, found, "M", None)
+            .iter()
+            .map(|f| f["reason"].as_str().unwrap().to_owned())
+            .collect()
     }
 
     #[test]
-    fn a_file_that_can_redefine_the_asked_commands_is_forbidden() {
-        let run = "#print axioms t
-#check @t
-";
-        assert!(forbidden(run).is_empty());
-        for redefines in [
-            "macro_rules | `(#print axioms $x) => `(#eval 0)
-",
-            "elab \"#check\" : command => pure ()
-",
-            "@[command_elab Lean.Parser.Command.printAxioms] def f : CommandElab := fun _ => pure ()
-",
-        ] {
-            let found = forbidden(redefines);
-            assert!(!found.is_empty(), "{redefines}");
-            assert!(found.iter().all(|f| f["reason"] == "forbidden_declaration"));
-        }
+    fn each_fact_of_the_answer_has_its_own_reason() {
+        assert!(reasons(&honest()).is_empty());
+        let with = |change: &dyn Fn(&mut Theorem)| {
+            let mut t = honest();
+            change(&mut t);
+            reasons(&t)
+        };
+        assert_eq!(with(&|t| t.found = false), ["theoremMissing"]);
+        assert_eq!(with(&|t| t.module = Some("Imp".into())), ["theoremMissing"]);
+        assert_eq!(with(&|t| t.kind = Some("def".into())), ["notATheorem"]);
+        assert_eq!(
+            with(&|t| t.closure.as_mut().unwrap().hash = "g".into()),
+            ["statementChanged"]
+        );
+        assert_eq!(
+            with(&|t| t.axioms = Some(vec!["sorryAx".into()])),
+            ["usesSorry"]
+        );
+        assert_eq!(
+            with(&|t| t.axioms = Some(vec!["Lean.ofReduceBool".into()])),
+            ["nativeDecide"]
+        );
+        // Full names: an axiom `Foo.propext` is not `propext`.
+        assert_eq!(
+            with(&|t| t.axioms = Some(vec!["Foo.propext".into()])),
+            ["axiomsNotAllowed"]
+        );
+        assert_eq!(
+            with(&|t| t.replay.as_mut().unwrap().ok = false),
+            ["replayFailed"]
+        );
     }
 }

@@ -1,14 +1,18 @@
-//! A lock: its fingerprints of named theorems, its canonical form and its MAC.
+//! A lock: what it holds of named theorems, its canonical form and its MAC.
 //!
 //! Contract:
-//! 1. A theorem's fingerprint is `{name, kind, header, type}`: its full name (namespaces
-//!    included), its declaration keyword, its statement (everything before its body, doc
-//!    comment and attributes included) normalized by the project lexer (`syntax::normalized`),
-//!    and the type Lean prints for `#check @Name` (`ask`). It is found by its exact full name:
-//!    the same theorem inside another namespace is another theorem.
+//! 1. A lock is `{checker, path, base_sha256, toolchain, lean_version, module, theorems}`, each
+//!    theorem `{name, components, kind, type, closure_hash}`: its full name as Lean prints it
+//!    and its components, `theorem`, its type (`pp.all` text, for people), and the hash of its
+//!    statement closure, all from the certification checker (`runner`); the toolchain from
+//!    `lean-toolchain` and Lean's version string. A theorem is looked up by its exact full
+//!    name: the same theorem inside another namespace is another theorem. [`read`] refuses a
+//!    lock without these fields (`lockMalformed`: a lock of an older server too, to be taken
+//!    again).
 //! 2. The canonical form of a JSON value has its object keys sorted, at every depth, and no
 //!    blank space; the MAC is HMAC-SHA256 (RFC 2104) under `LEAN_BEAM_LOCK_KEY` of the
-//!    canonical form of the lock without its `mac`, in lowercase hex.
+//!    canonical form of the lock without its `mac`, in lowercase hex: it covers the toolchain
+//!    and every closure hash.
 //! 3. With a key set, a lock without a `mac`, or with one that is not that MAC, is forged
 //!    (`invalidParams`, reason `lockForged`). Without a key a `mac` is not checked.
 //! 4. A lock is of one file: its `path` is the file's path relative to the workspace root, with
@@ -21,6 +25,7 @@ use std::path::Path;
 use hmac::{KeyInit, Mac};
 use serde_json::{Value, json};
 
+use super::checks::Locked;
 use crate::lean::error::HostError;
 use crate::lean::syntax::{Command, code_words, declaration_named, normalized, statement};
 
@@ -67,10 +72,75 @@ pub fn find(text: &str, name: &str, exact: bool) -> Option<Found> {
     })
 }
 
-/// `name` is not a theorem of the file.
-pub fn missing(name: &str, path: &str) -> HostError {
-    HostError::invalid_params(format!("{path} declares no theorem named {name:?}"))
-        .with_data(json!({"reason": "theoremMissing", "theorem": name}))
+/// `name` is not a theorem of the file; `declared` the file's theorems Lean has, as
+/// suggestions.
+pub fn missing(name: &str, path: &str, declared: &[String]) -> HostError {
+    let hint = if declared.is_empty() {
+        String::new()
+    } else {
+        format!("; its theorems include {}", declared.join(", "))
+    };
+    HostError::invalid_params(format!("{path} declares no theorem named {name:?}{hint}"))
+        .with_data(json!({"reason": "theoremMissing", "theorem": name, "declared": declared}))
+}
+
+/// What certification reads of a lock (see the contract, 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockRead {
+    /// The toolchain it was taken under.
+    pub toolchain: Option<String>,
+    /// Lean's version string then.
+    pub lean_version: String,
+    /// Its theorems, in order.
+    pub theorems: Vec<Locked>,
+}
+
+/// Reads a lock (see the contract, 1).
+pub fn read(lock: &Value) -> Result<LockRead, HostError> {
+    let text = |v: &Value, field: &str, at: &str| {
+        v.get(field)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| malformed(&format!("{at}{field} is not a string")))
+    };
+    let theorems = lock
+        .get("theorems")
+        .and_then(Value::as_array)
+        .ok_or_else(|| malformed("it has no theorems array"))?;
+    if theorems.is_empty() {
+        return Err(malformed("it locks no theorem"));
+    }
+    let toolchain = match lock.get("toolchain") {
+        Some(Value::Null) => None,
+        Some(Value::String(t)) => Some(t.clone()),
+        _ => return Err(malformed("its toolchain is not a string or null")),
+    };
+    let theorems = theorems
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let at = format!("theorems[{i}].");
+            text(t, "kind", &at)?;
+            text(t, "type", &at)?;
+            let components: Option<Vec<String>> = t
+                .get("components")
+                .and_then(Value::as_array)
+                .and_then(|c| c.iter().map(|c| c.as_str().map(str::to_owned)).collect());
+            let components = components
+                .filter(|c| !c.is_empty())
+                .ok_or_else(|| malformed(&format!("{at}components is not a list of strings")))?;
+            Ok(Locked {
+                name: text(t, "name", &at)?,
+                components,
+                closure_hash: text(t, "closure_hash", &at)?,
+            })
+        })
+        .collect::<Result<Vec<_>, HostError>>()?;
+    Ok(LockRead {
+        toolchain,
+        lean_version: text(lock, "lean_version", "")?,
+        theorems,
+    })
 }
 
 /// The path a lock names for `file` of the workspace at `root` (see the contract, 4).

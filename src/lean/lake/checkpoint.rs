@@ -52,7 +52,7 @@ use super::artifacts::{self, Artifacts, Missing, Source};
 use super::layout::Layout;
 use super::output::{BuildLog, report_job};
 use super::query::{self, Answer};
-use super::run as lake_run;
+use super::run::{self as lake_run, Bounds};
 use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::text::file_uri;
@@ -212,7 +212,7 @@ async fn locate(
         &query::args(module),
         |killer| lake.registry.track(lake.root, killer),
         caller.cancel,
-        lake.timeout,
+        Bounds::lake(lake.timeout),
         |stream, line| {
             log.push(line);
             // Progress and replayed logs are only the log's: what `query::read` reads is kept.
@@ -293,7 +293,7 @@ async fn build(
         &["build".to_owned(), format!("+{module}")],
         |killer| lake.registry.track(lake.root, killer),
         caller.cancel,
-        lake.timeout,
+        Bounds::lake(lake.timeout),
         |_, line| {
             log.push(line);
             report_job(caller, line, &mut reported);
@@ -319,7 +319,7 @@ async fn read_layout(
         &["env".to_owned()],
         |killer| lake.registry.track(lake.root, killer),
         caller.cancel,
-        lake.timeout,
+        Bounds::lake(lake.timeout),
         |_, line| {
             log.push(line);
             output.push_str(line);

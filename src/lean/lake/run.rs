@@ -10,7 +10,8 @@
 //!    as it arrives, with the [`Stream`] it came from: Lake writes build progress to stderr by
 //!    default, but the stream is configurable, so both are read (reference
 //!    `lean-stock-speculation.md` §C); `lake query` prints its results on stdout alone. A line
-//!    longer than [`MAX_LINE`] bytes is cut there; `\r\n` counts as `\n`.
+//!    longer than [`MAX_LINE`] bytes is cut there (a stdout line: [`Bounds::stdout_line`], for
+//!    a command that answers in one long line); `\r\n` counts as `\n`.
 //! 3. The run is bounded by `timeout` (`leanTimeout`) and cancellable (`requestCancelled`);
 //!    either kills the whole group at once. A run that is dropped (a cancelled call the core
 //!    stops polling) kills it too. The child is always reaped, its orphans swept.
@@ -34,6 +35,25 @@ use crate::lean::server::process::{GroupKiller, reap_owned, spawn_error, spawn_o
 pub const MAX_LINE: usize = 64 * 1024;
 /// Lines read ahead of `on_line`.
 const LINE_BACKLOG: usize = 256;
+
+/// What bounds a run: its time, and the longest stdout line kept whole.
+#[derive(Debug, Clone, Copy)]
+pub struct Bounds {
+    /// The run is ended after this long.
+    pub timeout: Duration,
+    /// A longer stdout line is cut there.
+    pub stdout_line: usize,
+}
+
+impl Bounds {
+    /// A Lake command's bounds: `timeout`, and lines of at most [`MAX_LINE`] bytes.
+    pub fn lake(timeout: Duration) -> Bounds {
+        Bounds {
+            timeout,
+            stdout_line: MAX_LINE,
+        }
+    }
+}
 
 /// Which of the child's streams a line came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,9 +82,10 @@ pub async fn run(
     args: &[String],
     track: impl FnOnce(GroupKiller),
     cancel: &CancellationToken,
-    timeout: Duration,
+    bounds: Bounds,
     mut on_line: impl FnMut(Stream, &str),
 ) -> Result<ExitStatus, HostError> {
+    let timeout = bounds.timeout;
     let described = format!("`lake {}`", args.join(" "));
     let mut command = Command::new(lake);
     command
@@ -84,8 +105,14 @@ pub async fn run(
     let (lines, mut received) = mpsc::channel(LINE_BACKLOG);
     let stdout = child.stdout.take().expect("piped stdout");
     let stderr = child.stderr.take().expect("piped stderr");
-    tokio::spawn(read_lines(stdout, Stream::Stdout, lines.clone()));
-    tokio::spawn(read_lines(stderr, Stream::Stderr, lines));
+    let stdout_line = bounds.stdout_line;
+    tokio::spawn(read_lines(
+        stdout,
+        Stream::Stdout,
+        stdout_line,
+        lines.clone(),
+    ));
+    tokio::spawn(read_lines(stderr, Stream::Stderr, MAX_LINE, lines));
     let reaped = tokio::spawn(reap_owned(child, killer.clone()));
     let mut reaped = pin!(reaped);
     let mut deadline = pin!(tokio::time::sleep(timeout));
@@ -136,13 +163,14 @@ pub async fn run(
 async fn read_lines(
     stream: impl AsyncRead + Unpin,
     which: Stream,
+    cap: usize,
     lines: mpsc::Sender<(Stream, String)>,
 ) {
     let mut reader = BufReader::new(stream);
     let mut line = Vec::new();
     loop {
         line.clear();
-        match read_line_capped(&mut reader, &mut line).await {
+        match read_line_capped(&mut reader, &mut line, cap).await {
             Ok(0) | Err(_) => return,
             Ok(_) => {
                 let text = String::from_utf8_lossy(&line);
@@ -155,11 +183,12 @@ async fn read_lines(
     }
 }
 
-/// Reads one line (through its `\n`) into `out`, keeping at most [`MAX_LINE`] bytes of it;
+/// Reads one line (through its `\n`) into `out`, keeping at most `cap` bytes of it;
 /// the bytes consumed (0 at the end of the stream).
 async fn read_line_capped(
     reader: &mut (impl AsyncBufRead + Unpin),
     out: &mut Vec<u8>,
+    cap: usize,
 ) -> std::io::Result<usize> {
     let mut consumed = 0;
     loop {
@@ -171,7 +200,7 @@ async fn read_line_capped(
             Some(at) => (at + 1, true),
             None => (buffer.len(), false),
         };
-        let room = MAX_LINE.saturating_sub(out.len());
+        let room = cap.saturating_sub(out.len());
         out.extend_from_slice(&buffer[..used.min(room)]);
         reader.consume(used);
         consumed += used;
@@ -191,7 +220,7 @@ mod tests {
         let long = "x".repeat(MAX_LINE + 10);
         let input = format!("a\r\n{long}\nlast");
         let (tx, mut rx) = mpsc::channel(8);
-        read_lines(input.as_bytes(), Stream::Stdout, tx).await;
+        read_lines(input.as_bytes(), Stream::Stdout, MAX_LINE, tx).await;
         assert_eq!(rx.recv().await.unwrap(), (Stream::Stdout, "a".to_owned()));
         assert_eq!(rx.recv().await.unwrap().1.len(), MAX_LINE);
         assert_eq!(rx.recv().await.unwrap().1, "last");
@@ -209,7 +238,7 @@ mod tests {
             &["-c".into(), "echo out; echo err >&2; exit 3".into()],
             |_| {},
             &CancellationToken::new(),
-            Duration::from_secs(30),
+            Bounds::lake(Duration::from_secs(30)),
             |stream, line| seen.push((line.to_owned(), stream)),
         )
         .await
@@ -227,6 +256,34 @@ mod tests {
 
     #[cfg(unix)]
     #[tokio::test]
+    async fn a_stdout_line_is_kept_whole_up_to_its_bound() {
+        let dir = tempfile::tempdir().unwrap();
+        let script = "head -c 100000 /dev/zero | tr '\\0' x; echo; head -c 100000 /dev/zero >&2";
+        let mut seen = Vec::new();
+        let bounds = Bounds {
+            timeout: Duration::from_secs(30),
+            stdout_line: 1 << 20,
+        };
+        run(
+            Path::new("sh"),
+            dir.path(),
+            &["-c".into(), script.into()],
+            |_| {},
+            &CancellationToken::new(),
+            bounds,
+            |stream, line| seen.push((stream, line.len())),
+        )
+        .await
+        .unwrap();
+        seen.sort_by_key(|(stream, _)| *stream == Stream::Stderr);
+        assert_eq!(
+            seen,
+            [(Stream::Stdout, 100_000), (Stream::Stderr, MAX_LINE)]
+        );
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
     async fn a_cancelled_run_is_ended_at_once() {
         let dir = tempfile::tempdir().unwrap();
         let cancel = CancellationToken::new();
@@ -237,7 +294,7 @@ mod tests {
             &["600".into()],
             |_| {},
             &cancel,
-            Duration::from_secs(30),
+            Bounds::lake(Duration::from_secs(30)),
             |_, _| {},
         )
         .await
@@ -249,7 +306,7 @@ mod tests {
             &["600".into()],
             |_| {},
             &CancellationToken::new(),
-            Duration::from_millis(1),
+            Bounds::lake(Duration::from_millis(1)),
             |_, _| {},
         )
         .await

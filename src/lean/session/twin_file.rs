@@ -123,31 +123,7 @@ impl TwinFile {
     /// The link's directory, every component from `.lake` down checked and made (see the
     /// contract).
     fn directory(&self) -> Result<PathBuf, HostError> {
-        let mut dir = self.lake.clone();
-        let parents = self.relative.parent().unwrap_or(Path::new(""));
-        let steps = std::iter::once(None).chain(parents.components().map(Some));
-        for step in steps {
-            if let Some(part) = step {
-                dir.push(part);
-            }
-            match dir.symlink_metadata() {
-                Ok(meta) if meta.is_dir() => continue,
-                Ok(_) => return Err(not_a_directory(&dir)),
-                Err(e) if e.kind() == ErrorKind::NotFound => {}
-                Err(e) => return Err(cannot_make(&dir, &e)),
-            }
-            match std::fs::create_dir(&dir) {
-                Ok(()) => {}
-                // Made meanwhile (another runtime's twin): it must be a real directory too.
-                Err(e) if e.kind() == ErrorKind::AlreadyExists => {
-                    if !dir.symlink_metadata().is_ok_and(|m| m.is_dir()) {
-                        return Err(not_a_directory(&dir));
-                    }
-                }
-                Err(e) => return Err(cannot_make(&dir, &e)),
-            }
-        }
-        Ok(dir)
+        real_directory(&self.lake, self.relative.parent().unwrap_or(Path::new("")))
     }
 
     /// Whether every directory from `.lake` to the link is a real one (nothing created).
@@ -182,6 +158,36 @@ impl TwinFile {
             }
         }
     }
+}
+
+/// The directory `<lake>/<relative>`, reached from `lake` (`<root>/.lake`) one component at a
+/// time, each a real directory (never a link) made when missing (see the contract, 1): where
+/// twins live, and the certification checker's files (`certify/runner.rs`).
+pub fn real_directory(lake: &Path, relative: &Path) -> Result<PathBuf, HostError> {
+    let mut dir = lake.to_path_buf();
+    let steps = std::iter::once(None).chain(relative.components().map(Some));
+    for step in steps {
+        if let Some(part) = step {
+            dir.push(part);
+        }
+        match dir.symlink_metadata() {
+            Ok(meta) if meta.is_dir() => continue,
+            Ok(_) => return Err(not_a_directory(&dir)),
+            Err(e) if e.kind() == ErrorKind::NotFound => {}
+            Err(e) => return Err(cannot_make(&dir, &e)),
+        }
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {}
+            // Made meanwhile (another runtime's twin): it must be a real directory too.
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                if !dir.symlink_metadata().is_ok_and(|m| m.is_dir()) {
+                    return Err(not_a_directory(&dir));
+                }
+            }
+            Err(e) => return Err(cannot_make(&dir, &e)),
+        }
+    }
+    Ok(dir)
 }
 
 #[cfg(unix)]

@@ -41,7 +41,7 @@ use lexer::Lexed;
 pub use probes::{terminal_commands, writes_sorry};
 pub use statements::{Change, statement_changes};
 pub use tactics::tactic_column;
-pub use words::{code_words, normalized, quoted_commands};
+pub use words::{code_words, normalized};
 
 /// What was found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,10 +7,6 @@
 //! 2. [`normalized`]: the text's code and literals, each comment a single space, every run of
 //!    blank space one space, trimmed: two statements that differ only in layout or comments
 //!    normalize alike.
-//! 3. [`quoted_commands`]: each place where one of the given command keywords (`#print`) is
-//!    written as data rather than run: inside a literal, or first in a syntax quotation
-//!    (`` `( ``, blank space between them allowed) — what a file that redefines the command
-//!    writes (`macro_rules | `(#print axioms $x) => …`, `elab "#print" …`).
 
 use super::lexer::{Class, Lexed};
 use crate::lean::text::Position;
@@ -38,39 +34,6 @@ pub fn code_words(text: &str) -> Vec<Word> {
             end: lexed.positions[to],
         })
         .collect()
-}
-
-/// Where `text` writes one of `keywords` as data (see the contract).
-pub fn quoted_commands(text: &str, keywords: &[&str]) -> Vec<Word> {
-    let lexed = Lexed::new(text);
-    let chars = &lexed.chars;
-    let mut out = Vec::new();
-    for keyword in keywords {
-        let keyword: Vec<char> = keyword.chars().collect();
-        for at in 0..chars.len().saturating_sub(keyword.len() - 1) {
-            if chars[at..at + keyword.len()] != keyword[..] {
-                continue;
-            }
-            let data = match lexed.classes[at] {
-                Class::Literal => true,
-                Class::Code => {
-                    let before = chars[..at].iter().rev().skip_while(|c| c.is_whitespace());
-                    let before: Vec<char> = before.take(2).copied().collect();
-                    before == ['(', '`']
-                }
-                Class::BlockComment | Class::LineComment => false,
-            };
-            if data {
-                out.push(Word {
-                    text: keyword.iter().collect(),
-                    start: lexed.positions[at],
-                    end: lexed.positions[at + keyword.len()],
-                });
-            }
-        }
-    }
-    out.sort_by_key(|w| w.start);
-    out
 }
 
 /// `text`'s code, normalized (see the contract).
@@ -117,27 +80,5 @@ mod tests {
             .map(|w| w.text)
             .collect();
         assert_eq!(words, ["axiom", "a"]);
-    }
-
-    #[test]
-    fn a_command_written_as_data_is_found_and_one_that_runs_is_not() {
-        let text = "#print axioms t
--- `(#print axioms x)
-\
-                    macro_rules | `( #print axioms $x) => `(#check 1)
-\
-                    elab \"#print\" : command => pure ()\n";
-        let found: Vec<(String, u32)> = quoted_commands(text, &["#print", "#check"])
-            .into_iter()
-            .map(|w| (w.text, w.start.line))
-            .collect();
-        assert_eq!(
-            found,
-            [
-                ("#print".to_owned(), 2),
-                ("#check".to_owned(), 2),
-                ("#print".to_owned(), 3)
-            ]
-        );
     }
 }

@@ -30,6 +30,7 @@ use super::args::Args;
 use crate::lean::error::HostError;
 use crate::lean::progress::Caller;
 use crate::lean::session::barrier::{Follow, barrier};
+use crate::lean::session::diagnostics;
 use crate::lean::session::mirror::Document;
 use crate::lean::session::receipt;
 use crate::lean::session::report::LiveDiagnostics;
@@ -158,6 +159,20 @@ impl<'a> LeanCall<'a> {
             Some(receipt) => error.with_receipt(receipt.to_json()),
             None => error,
         }
+    }
+
+    /// What a checkpoint calls its `sync` result, for `document` the call synced: `{path,
+    /// version, diagnostics: {counts}, readiness}`.
+    pub fn sync_result(&self, document: &Document) -> Value {
+        json!({
+            "path": self.path,
+            "version": document.version,
+            "diagnostics": {"counts": diagnostics::counts(&document.diagnostics)},
+            "readiness": diagnostics::readiness(
+                &document.diagnostics,
+                document.header_error().is_some(),
+            ),
+        })
     }
 
     /// The `path` argument as given (results echo it).

@@ -1,24 +1,26 @@
 //! `lean_certify`: whether the theorems of a lock are, in the file as Lean checked it now, the
-//! locked statements, proved with no `sorry`, no axiom outside the allowlist and no trick.
+//! locked statements, proved with no `sorry`, no axiom outside the allowlist and nothing the
+//! kernel refuses, judged from the certification checker's answer about the built module.
 //!
 //! Contract:
-//! 1. The lock is checked first (`certify::lock::verify`: forged → `lockForged`; a lock that is
-//!    not `{path, theorems: [{name, kind, header, type}, …], …}` with at least one theorem →
-//!    `invalidInput`, reason `lockMalformed`; a lock of another file → `invalidParams`,
-//!    reason `lockPathMismatch`). Then the file is read, synced and taken past its strict barrier: a
-//!    receipt other than `complete` (stale imports, a version superseded while it was checked:
-//!    also when the sync itself answers so) is the one failure `stale_snapshot` (certified
-//!    false), nothing else is judged; other typed errors (a crash, a set-up failure, Lean's
-//!    timeout) are the call's error. Nothing is read from `.olean`s: only the document and one twin
-//!    of it.
-//! 2. File-level failures: `forbidden_declaration` and `forbidden_option` (`certify::checks`),
-//!    and `file_errors` for each error Lean reported on the document (at most
-//!    [`MAX_ERRORS`]).
-//! 3. Per theorem, in the lock's order: `theorem_missing` when no declaration has its exact
-//!    full name, or Lean does not know it in the twin; else `statement_changed` when its
-//!    normalized header or its elaborated type differs from the lock's, and the failures of its
-//!    axioms (`#print axioms` in the same twin: `uses_sorry`, `native_decide`,
-//!    `axiom_not_allowed`). `certified` is true only when there is no failure at all.
+//! 1. The lock is checked first (`certify::lock`: forged → `lockForged`; not a lock of this
+//!    server's shape, with at least one theorem → `invalidInput`, reason `lockMalformed`; a
+//!    lock of another file → `invalidParams`, reason `lockPathMismatch`). Then the file is read,
+//!    synced and taken past its strict barrier: a receipt other than `complete` (stale imports,
+//!    a version superseded while it was checked: also when the sync itself answers so) is the
+//!    one failure `staleSnapshot` (certified false), nothing else is judged; other typed errors
+//!    (a crash, a set-up failure, Lean's timeout) are the call's error.
+//! 2. The fast refusals, with nothing built: the pre-filter (`certify::checks`:
+//!    `forbiddenDeclaration`, `forbiddenOption`), `fileErrors` for each error Lean reported
+//!    on the document (at most [`MAX_ERRORS`]), and `toolchainChanged` when the workspace's
+//!    toolchain is not the lock's (relock: closures are compared within one toolchain).
+//! 3. Otherwise the module is built from exactly that text and the checker asked about the
+//!    locked full names (`certify::answers`; an unchanged file reuses the last answer, nothing
+//!    built or run). A checker that fails is the one failure `checkerFailed` (its words, the
+//!    toolchain); a theorem whose components Lean prints as another name than the lock's is a
+//!    malformed lock; a Lean version that is not the lock's is `toolchainChanged`. Per theorem, in
+//!    the lock's order, the failures `certify::checks::judge` finds in the answer alone.
+//!    `certified` is true only when there is no failure at all.
 //! 4. With `bundle: true` and a certified file, the comparator bundle is written
 //!    (`certify::bundle`) and `bundle_dir` returned. The result carries the document's
 //!    receipt.
@@ -26,14 +28,13 @@
 use serde_json::{Value, json};
 
 use super::schema::{LeanTool, path};
-use crate::lean::certify::ask::{Answer, ask, axioms, axioms_command, check_command, checked_type};
+use crate::lean::certify::answers::{self, Question};
 use crate::lean::certify::bundle;
-use crate::lean::certify::checks::{axiom_failures, failure, forbidden};
-use crate::lean::certify::lock::{find, lock_path, malformed, missing, of_file, verify};
+use crate::lean::certify::checks::{Range, failure, forbidden, judge};
+use crate::lean::certify::lock::{LockRead, find, lock_path, malformed, of_file, read, verify};
 use crate::lean::error::HostError;
 use crate::lean::session::receipt::{self, ReceiptState};
 use crate::lean::state::HostState;
-use crate::lean::text::Position;
 use crate::lean::tools::call::LeanCall;
 use crate::mcp::{ToolAnnotations, ToolSpec};
 
@@ -60,13 +61,14 @@ pub fn spec() -> ToolSpec {
     ];
     LeanTool::concurrent(
         CERTIFY,
-        "Certify that the theorems of a lock (from lean_lock) are still the locked statements \
-         and proved, in the file as Lean checks it now (never from .olean files): no sorry, no \
-         axiom beyond propext, Classical.choice and Quot.sound, no native_decide, forbidden \
-         declaration or option, no error in the file. certified is true only with no failure; \
-         each failure has a reason (statement_changed, theorem_missing, uses_sorry, \
-         axiom_not_allowed, native_decide, forbidden_declaration, forbidden_option, \
-         file_errors, stale_snapshot) and a range.",
+        "Certify that the theorems of a lock (from lean_lock) are the locked statements and \
+         proved: builds the module from the text Lean checked and asks a separate checker \
+         process, never the file's messages: same statement closure, axioms within propext, \
+         Classical.choice, Quot.sound (full names), kernel replay of the workspace's \
+         constants, no error in the file. certified is true only with no failure, each with \
+         a reason (statementChanged, usesSorry, axiomsNotAllowed, replayFailed, \
+         toolchainChanged, checkerFailed, …) and a range. Trusts the toolchain and dependency \
+         packages.",
         &properties,
         &["path", "lock"],
         ToolAnnotations {
@@ -78,52 +80,17 @@ pub fn spec() -> ToolSpec {
     )
 }
 
-/// A locked theorem.
-struct Locked {
-    name: String,
-    header: String,
-    ty: String,
-}
-
-fn locked(lock: &Value) -> Result<Vec<Locked>, HostError> {
-    let theorems = lock
-        .get("theorems")
-        .and_then(Value::as_array)
-        .ok_or_else(|| malformed("it has no theorems array"))?;
-    if theorems.is_empty() {
-        return Err(malformed("it locks no theorem"));
-    }
-    theorems
-        .iter()
-        .enumerate()
-        .map(|(i, t)| {
-            let field = |name: &str| {
-                t.get(name)
-                    .and_then(Value::as_str)
-                    .map(str::to_owned)
-                    .ok_or_else(|| malformed(&format!("theorems[{i}].{name} is not a string")))
-            };
-            field("kind")?;
-            Ok(Locked {
-                name: field("name")?,
-                header: field("header")?,
-                ty: field("type")?,
-            })
-        })
-        .collect()
-}
-
 /// Runs the tool (see the contract).
 pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, HostError> {
     let lock = call.args.object("lock")?;
     verify(lock)?;
-    let theorems = locked(lock)?;
+    let locked = read(lock)?;
     let want_bundle = call.args.flag("bundle", false)?;
     let runtime = call.runtime(&state.registry).await?;
     let file = call.file()?;
     let path = call.path_argument();
     of_file(lock, &lock_path(runtime.root().path(), &file), path)?;
-    let (pin, base) = match call.finished(&runtime).await {
+    let (_pin, base) = match call.finished(&runtime).await {
         Ok(finished) => finished,
         Err(error) => match receipt::state_for_error(&error) {
             Some(state @ (ReceiptState::StaleImports(_) | ReceiptState::Superseded)) => {
@@ -139,42 +106,131 @@ pub async fn call(state: &HostState, call: &mut LeanCall<'_>) -> Result<Value, H
     if receipt.state != ReceiptState::Complete {
         return Ok(stale(path, receipt.state.name(), receipt.to_json()));
     }
+    let shown_receipt = receipt.to_json();
+    let refused = |failures: Vec<Value>| json!({"certified": false, "theorems": [], "failures": failures, "receipt": shown_receipt});
     let text = &base.text;
     let mut failures = forbidden(text);
-    let errors = base.diagnostics.iter().filter(|d| d.severity == Some(1));
+    let errors = base.diagnostics.iter().filter(|d| d.is_error());
     for error in errors.take(MAX_ERRORS) {
         let range = error.extent().map(|r| (r.start, r.end));
-        failures.push(failure("file_errors", error.message.clone(), range));
+        failures.push(failure("fileErrors", error.message.clone(), range));
     }
-    let commands: Vec<String> = theorems
-        .iter()
-        .flat_map(|t| [check_command(&t.name), axioms_command(&t.name)])
-        .collect();
-    let answers = ask(&runtime, &pin, &file, text, &commands, &caller).await?;
+    if receipt.toolchain != locked.toolchain {
+        failures.push(toolchain_changed(
+            &locked,
+            receipt.toolchain.as_deref(),
+            None,
+        ));
+    }
+    if !failures.is_empty() {
+        return Ok(refused(failures));
+    }
+    let sync = call.sync_result(&base);
+    let question = Question {
+        file: &file,
+        text,
+        receipt: &receipt,
+        sync: &sync,
+        names: locked
+            .theorems
+            .iter()
+            .map(|t| t.components.clone())
+            .collect(),
+        list_theorems: false,
+    };
+    let lake = state.lake(&call.root);
+    let asked = answers::ask(
+        &state.answers,
+        &state.checkpoints,
+        lake,
+        &runtime,
+        question,
+        &caller,
+    );
+    let answered = match asked.await {
+        Ok(answered) => answered,
+        Err(error)
+            if error
+                .data
+                .as_ref()
+                .is_some_and(|d| d["reason"] == "checkerFailed") =>
+        {
+            let mut failed = failure("checkerFailed", error.message, None);
+            if let (Some(fields), Some(data)) = (failed.as_object_mut(), error.data) {
+                fields.insert("what".into(), data["what"].clone());
+                fields.insert("lean_output".into(), data["leanOutput"].clone());
+                fields.insert("toolchain".into(), data["toolchain"].clone());
+            }
+            return Ok(refused(vec![failed]));
+        }
+        Err(error) => return Err(error),
+    };
+    let response = &answered.response;
+    let named = locked.theorems.iter().zip(&response.theorems);
+    if let Some((t, _)) = named.clone().find(|(t, found)| found.printed != t.name) {
+        return Err(malformed(&format!(
+            "the components of {} name another constant",
+            t.name
+        )));
+    }
+    if response.lean_version != locked.lean_version {
+        let now = Some(response.lean_version.as_str());
+        let changed = toolchain_changed(&locked, receipt.toolchain.as_deref(), now);
+        return Ok(refused(vec![changed]));
+    }
     let mut shown = Vec::new();
     let mut bodies = Vec::new();
-    for (t, answers) in theorems.iter().zip(answers.chunks(2)) {
-        let (result, body) = judge(text, t, answers, path);
-        bodies.extend(body);
-        shown.push(result);
+    for (t, found) in named {
+        let place = find(text, &t.name, true);
+        let at: Option<Range> = place.as_ref().map(|f| {
+            (
+                f.command.start,
+                f.command.body.unwrap_or(f.command.code_end),
+            )
+        });
+        bodies.extend(place.map(|f| f.body));
+        shown.push(json!({
+            "name": t.name,
+            "type": found.ty,
+            "axioms": found.axioms,
+            "failures": judge(t, found, &answered.module, at),
+        }));
     }
-    let certified = failures.is_empty()
-        && shown
-            .iter()
-            .all(|t| t["failures"].as_array().is_some_and(Vec::is_empty));
+    let certified = shown
+        .iter()
+        .all(|t| t["failures"].as_array().is_some_and(Vec::is_empty));
     let mut result = json!({
         "certified": certified,
         "theorems": shown,
-        "failures": failures,
+        "failures": [],
         "receipt": receipt.to_json(),
     });
     if want_bundle && certified {
-        let names: Vec<String> = theorems.iter().map(|t| t.name.clone()).collect();
+        let names: Vec<String> = locked.theorems.iter().map(|t| t.name.clone()).collect();
         let root = runtime.root().path();
         let dir = bundle::write(root, &base.text_sha256(), text, &names, &bodies)?;
         result["bundle_dir"] = json!(dir.display().to_string());
     }
     Ok(result)
+}
+
+/// `toolchainChanged`: the lock was taken under another toolchain (or Lean version `lean`).
+fn toolchain_changed(locked: &LockRead, now: Option<&str>, lean: Option<&str>) -> Value {
+    let shown = |t: Option<&str>| t.unwrap_or("(no lean-toolchain)").to_owned();
+    let message = match lean {
+        Some(lean) => format!(
+            "the lock was taken under Lean {}, the workspace now runs Lean {lean}: take a new \
+             lock with lean_lock (statements are compared within one toolchain)",
+            locked.lean_version
+        ),
+        None => format!(
+            "the lock was taken under toolchain {}, the workspace now has {}: take a new lock \
+             with lean_lock (statements are compared within one toolchain)",
+            shown(locked.toolchain.as_deref()),
+            shown(now)
+        ),
+    };
+    failure("toolchainChanged", message, None)
 }
 
 /// The result on a text Lean has not finished (see the contract).
@@ -185,53 +241,7 @@ fn stale(path: &str, state: &str, receipt: Value) -> Value {
     json!({
         "certified": false,
         "theorems": [],
-        "failures": [failure("stale_snapshot", message, None)],
+        "failures": [failure("staleSnapshot", message, None)],
         "receipt": receipt,
     })
-}
-
-/// One theorem's result, and its body's range when it is found (see the contract).
-fn judge(
-    text: &str,
-    t: &Locked,
-    answers: &[Answer],
-    path: &str,
-) -> (Value, Option<(Position, Position)>) {
-    let shown = |axioms: Value, failures: Vec<Value>| json!({"name": t.name, "axioms": axioms, "failures": failures});
-    let said = |k: usize| match answers.get(k) {
-        Some(Answer::Said(said)) => Some(said.as_str()),
-        _ => None,
-    };
-    let (found, ty, axioms) = match (
-        find(text, &t.name, true),
-        said(0).and_then(checked_type),
-        said(1).and_then(axioms),
-    ) {
-        (Some(found), Some(ty), Some(axioms)) => (found, ty, axioms),
-        _ => {
-            let message = missing(&t.name, path).message;
-            let gone = failure("theorem_missing", message, None);
-            return (shown(Value::Null, vec![gone]), None);
-        }
-    };
-    let at = (
-        found.command.start,
-        found.command.body.unwrap_or(found.command.code_end),
-    );
-    let mut failures = Vec::new();
-    if found.header != t.header {
-        let message = format!(
-            "{}'s statement changed: locked `{}`, now `{}`",
-            t.name, t.header, found.header
-        );
-        failures.push(failure("statement_changed", message, Some(at)));
-    } else if ty != t.ty {
-        let message = format!(
-            "{}'s elaborated type changed: locked `{}`, now `{ty}`",
-            t.name, t.ty
-        );
-        failures.push(failure("statement_changed", message, Some(at)));
-    }
-    failures.extend(axiom_failures(&t.name, &axioms, at));
-    (shown(json!(axioms), failures), Some(found.body))
 }

@@ -25,8 +25,8 @@ use serde_json::{Value, json};
 
 use super::schema::{LeanTool, path, string_enum};
 use crate::lean::error::HostError;
-use crate::lean::lake::checkpoint::{self, Checkpoint, Lake};
-use crate::lean::session::diagnostics::{self, Diagnostic};
+use crate::lean::lake::checkpoint::{self, Checkpoint};
+use crate::lean::session::diagnostics::Diagnostic;
 use crate::lean::session::receipt;
 use crate::lean::state::HostState;
 use crate::lean::text::file_uri;
@@ -116,23 +116,11 @@ async fn save(
     let caller = call.caller();
     let (_pin, document, _) = call.settled(runtime).await?;
     let path = call.path_argument();
-    let readiness =
-        diagnostics::readiness(&document.diagnostics, document.header_error().is_some());
-    let sync = json!({
-        "path": path,
-        "version": document.version,
-        "diagnostics": {"counts": diagnostics::counts(&document.diagnostics)},
-        "readiness": readiness,
-    });
-    if readiness["save_ready"] != true {
+    let sync = call.sync_result(&document);
+    if sync["readiness"]["save_ready"] != true {
         return Err(refusal(&document.diagnostics, sync));
     }
-    let lake = Lake {
-        lake: &state.options.lake,
-        timeout: state.options.lean_timeout,
-        registry: &state.registry,
-        root: &call.root,
-    };
+    let lake = state.lake(&call.root);
     let Checkpoint { module, artifacts } = checkpoint::write(
         &state.checkpoints,
         lake,

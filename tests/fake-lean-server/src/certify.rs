@@ -232,7 +232,7 @@ fn axioms(a: &Analysis, index: usize) -> BTreeSet<String> {
 }
 
 /// The axioms declaration `d` uses itself (see the contract).
-fn own(a: &Analysis, d: &Decl) -> Vec<String> {
+pub(crate) fn own(a: &Analysis, d: &Decl) -> Vec<String> {
     let code = a.code();
     let cmd = a.outline.decl_command(d);
     let has = |word| lexer::find_word(code, cmd.start, cmd.end, word).is_some();
@@ -285,7 +285,7 @@ fn has_error(a: &Analysis, d: &Decl) -> bool {
 }
 
 /// What `#check @X` prints after `X : ` (see the contract).
-fn elaborated_type(a: &Analysis, d: &Decl) -> String {
+pub(crate) fn elaborated_type(a: &Analysis, d: &Decl) -> String {
     let lines = lines(a, d);
     let stated = a
         .directives

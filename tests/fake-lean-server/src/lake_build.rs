@@ -197,7 +197,9 @@ pub fn local<'a>(root: &'a Path, module: &str) -> Local<'a> {
 }
 
 /// What a build of the module writes: its `.olean`, its `.ilean` (the declarations' ranges) and
-/// its `.c`.
+/// its `.c`. The `.olean` holds, after its header line, the text the build compiled: what
+/// `importModules` loads is what was built, not the file as it is now (the certification
+/// checker's model, `checker/env.rs`, reads it back with [`built_text`]).
 pub fn outputs(module: &str, a: &Analysis, hash: u64) -> Outputs {
     let mut decls = serde_json::Map::new();
     for d in &a.outline.decls {
@@ -210,13 +212,30 @@ pub fn outputs(module: &str, a: &Analysis, hash: u64) -> Outputs {
         }
     }
     [
-        ("olean", format!("FAKEOLEAN {module} {hash:016x}\n")),
+        (
+            "olean",
+            format!("{OLEAN_HEADER} {module} {hash:016x}\n{}", a.text.as_str()),
+        ),
         (
             "ilean",
             json!({"version": 4, "module": module, "references": decls}).to_string(),
         ),
         ("c", format!("// fake C output for {module}\n")),
     ]
+}
+
+/// The first word of a fake `.olean`.
+pub const OLEAN_HEADER: &str = "FAKEOLEAN";
+
+/// The module and the text a fake `.olean` was built from; `None` for a file that is no
+/// `.olean` of this build's (written by hand, or by a fake before it kept the text).
+pub fn built_text(olean: &str) -> Option<(&str, &str)> {
+    let (header, text) = olean.split_once('\n')?;
+    let mut words = header.split(' ');
+    (words.next() == Some(OLEAN_HEADER)).then_some(())?;
+    let module = words.next()?;
+    words.next()?;
+    Some((module, text))
 }
 
 /// Writes a module's artifacts and trace into the build directory, as a local build does.

@@ -5,7 +5,8 @@
 //! directory `./.lake/build/lib/lean`, where `build` writes `.olean`s) and `LEAN_SRC_PATH` (each
 //! library's source directory, `./<srcDir>`, as `Workspace.leanSrcPath` lists them); without a
 //! configuration only `LAKE`. Relative paths, like a root package loaded from `.`. Each run is
-//! recorded in the trace as `{"event": "lake-env"}`.
+//! recorded in the trace as `{"event": "lake-env"}`. The command `lean` is the fake's own
+//! (`lean_run.rs`: the certification checker under `lean --run`).
 
 use crate::lakefile;
 use crate::trace::Trace;
@@ -40,6 +41,10 @@ pub fn env_main(args: &[String]) -> i32 {
         }
         return 0;
     };
+    if cmd == "lean" {
+        // The toolchain's `lean` on Lake's path: the fake plays it (`lean_run.rs`).
+        return crate::lean_run::lean_main(rest);
+    }
     match std::process::Command::new(cmd)
         .args(rest)
         .envs(vars)

@@ -155,16 +155,8 @@ pub fn idents(code: &str, from: usize, to: usize) -> Vec<(usize, usize)> {
     let mut i = from;
     while i < to {
         let c = code[i..].chars().next().unwrap_or(' ');
-        if is_ident_start(c) && !prev_is_ident(code, i) {
-            let mut j = i;
-            while let Some(d) = code[j..to].chars().next() {
-                let dotted = d == '.' && code[j + 1..to].chars().next().is_some_and(is_ident_start);
-                if is_ident_char(d) || dotted {
-                    j += d.len_utf8();
-                } else {
-                    break;
-                }
-            }
+        let start = (is_ident_start(c) || c == '«') && !prev_is_ident(code, i);
+        if let Some(j) = start.then(|| ident_end(code, i, to)).flatten() {
             out.push((i, j));
             i = j;
         } else {
@@ -239,20 +231,38 @@ pub fn match_bracket(code: &str, i: usize, end: usize) -> usize {
 
 /// The dotted identifier starting exactly at `i`.
 pub fn ident_from(code: &str, i: usize, end: usize) -> Option<(usize, usize)> {
-    let first = code[i..end].chars().next()?;
-    if !is_ident_start(first) {
+    ident_end(code, i, end).map(|j| (i, j))
+}
+
+/// Where a dotted identifier starting at `i` ends. Each component is plain (an identifier
+/// start, then identifier characters) or quoted, `«…»` around any characters but `»` (Lean's
+/// `idBeginEscape`/`idEndEscape`, `Lean/Parser/Basic.lean` `identFn`): `«main»` is the name
+/// `main`, and `debug.«skipKernelTC»` the option `debug.skipKernelTC`.
+fn ident_end(code: &str, i: usize, end: usize) -> Option<usize> {
+    let component_start = |at: usize| {
+        code[at..end]
+            .chars()
+            .next()
+            .is_some_and(|c| c == '«' || is_ident_start(c))
+    };
+    if !component_start(i) {
         return None;
     }
     let mut j = i;
-    while let Some(c) = code[j..end].chars().next() {
-        let dotted = c == '.' && code[j + 1..end].chars().next().is_some_and(is_ident_start);
-        if is_ident_char(c) || dotted {
-            j += c.len_utf8();
+    loop {
+        if code[j..end].starts_with('«') {
+            j += code[j..end].find('»')? + '»'.len_utf8();
         } else {
-            break;
+            while let Some(c) = code[j..end].chars().next().filter(|&c| is_ident_char(c)) {
+                j += c.len_utf8();
+            }
+        }
+        if code[j..end].starts_with('.') && component_start(j + 1) {
+            j += 1;
+        } else {
+            return Some(j);
         }
     }
-    Some((i, j))
 }
 
 #[cfg(test)]

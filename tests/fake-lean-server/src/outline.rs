@@ -184,6 +184,19 @@ pub fn outline(text: &Text, lexed: &Lexed) -> Outline {
                 });
                 CmdKind::Scope
             }
+            // `mutual … end` (`Lean/Parser/Command.lean`: the `end` is the block's own, not
+            // a scope's): an anonymous scope, so its `end` closes no namespace.
+            "mutual" => {
+                scopes.push(OpenScope {
+                    name: None,
+                    kw_start,
+                    selection: (kw_start, kw_end),
+                    pushed: 0,
+                    opens_len: opens.len(),
+                    children: Vec::new(),
+                });
+                CmdKind::Other
+            }
             "end" => {
                 if let Some(s) = scopes.pop() {
                     ns.truncate(ns.len() - s.pushed);
