@@ -3,8 +3,6 @@
 //! `CONTRACT.md` beside it; the fake Lean answers the same contract (`tests/fake-lean-server`).
 
 /// The checker's source; its first line names the protocol it answers.
-// Read by `lean_lock`/`lean_certify` (branch `certhost`), which merges after this one.
-#[allow(dead_code)]
 pub const CHECKER_SOURCE: &str = include_str!("Checker.lean");
 
 #[cfg(test)]
