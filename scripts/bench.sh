@@ -183,7 +183,13 @@ fi
 commit="$(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 dirty="$(git status --porcelain --untracked-files=no 2>/dev/null | grep -q . && echo ' plus uncommitted changes' || true)"
 lanes_log "benchmark run; writing bench/results.md and bench/results.svg"
+# Sections measured by hand (between `<!-- by-hand: … -->` and `<!-- /by-hand -->`, each saying
+# how to measure it again) outlive the regeneration: kept aside, put back after it.
+by_hand="$(sed -n '/^<!-- by-hand: /,/^<!-- \/by-hand -->/p' bench/results.md 2>/dev/null || true)"
 "$BENCH_BIN/lean-beam-bench" --md bench/results.md --svg bench/results.svg \
   --json target/bench/results.json --logs "$logs" "${extra[@]}" \
   --note "Measured at commit $commit$dirty; Node $("$LANES_NODE" --version), $("$LANES_PYTHON" --version); lean-lsp-mcp $LEAN_LSP_MCP_VERSION. Load average (1, 5, 15 min) before the run began, from other work on the machine: $load_before." "${pass[@]}"
+if [[ -n "$by_hand" ]]; then
+  printf '\n%s\n' "$by_hand" >>bench/results.md
+fi
 tool_list bench/results.md "$BENCH_BIN/lean-beam-mcp"
