@@ -378,16 +378,29 @@ fn a_twin_of_a_file_lean_cannot_report_is_closed_after_its_run() {
     );
     let mut lean = Lean::start(&[&project], &[], &[]);
     // The file's worker crashes on every elaboration, so Lean never reports it; the probe's
-    // twin, the file up to line 1, does not reach the crash.
+    // twin, the file up to line 1, does not reach the crash. Whether Lean answers the run's
+    // proof-mode question (`$/lean/plainGoal` at line 1 of the real file) before the worker
+    // dies is a race in Lean as in the fake: when it does not, the run fails typed and no twin
+    // is opened; when it does, the twin runs and is closed after.
     let arguments = json!({"version": 1, "line": 1, "character": 0,
                            "text": "theorem probe_only : True := trivial"});
-    let ran = lean.ok("lean_run_at", args(&project, path, arguments));
-    assert_eq!(ran["success"], true, "{ran}");
-    let closed = lean.trace().into_iter().any(|t| {
-        t["method"] == "textDocument/didClose"
-            && t["uri"].as_str().is_some_and(crate::harness::is_twin_uri)
-    });
-    assert!(closed, "the twin was closed after its run");
+    let ran = lean.call("lean_run_at", args(&project, path, arguments));
+    let twin = |method: &str| {
+        lean.trace().into_iter().any(|t| {
+            t["method"] == method && t["uri"].as_str().is_some_and(crate::harness::is_twin_uri)
+        })
+    };
+    let content = &ran["result"]["structuredContent"];
+    if ran["result"]["isError"] == true {
+        assert_eq!(content["code"], "workerCrashed", "{ran}");
+        assert!(!twin("textDocument/didOpen"), "no twin without Lean's mode");
+    } else {
+        assert_eq!(content["success"], true, "{ran}");
+        assert!(
+            twin("textDocument/didClose"),
+            "the twin was closed after its run"
+        );
+    }
     assert_eq!(
         workspace_symbols(&mut lean, &project, "probe_only"),
         Vec::<Value>::new()

@@ -124,13 +124,22 @@ def binderText : BinderInfo → String
   | .instImplicit => "c"
   | _ => "d"
 
+/-- An expression compared with `Expr.equal` (`src/Lean/Expr.lean`): binder names and
+annotations count. `BEq Expr` is `Expr.eqv`, which ignores annotations, so an implicit binder
+made explicit would reuse an earlier id and leave the hash unchanged. -/
+structure Key where
+  e : Expr
+
+instance : BEq Key := ⟨fun a b => a.e.equal b.e⟩
+instance : Hashable Key := ⟨fun a => a.e.hash⟩
+
 structure Serial where
-  ids : PersistentHashMap Expr Nat := {}
+  ids : PersistentHashMap Key Nat := {}
   out : String := ""
   count : Nat := 0
 
 partial def serialize (r : IO.Ref Serial) (e : Expr) : IO Nat := do
-  if let some i := (← r.get).ids.find? e then
+  if let some i := (← r.get).ids.find? ⟨e⟩ then
     return i
   let line ← match e with
     | .bvar i => pure s!"B{i}"
@@ -165,7 +174,7 @@ partial def serialize (r : IO.Ref Serial) (e : Expr) : IO Nat := do
       pure s!"J{framed s.toString}{i},{j}"
   -- `modifyGet` takes the state out of the reference, so `out` grows in place.
   r.modifyGet fun s =>
-    (s.count, { ids := s.ids.insert e s.count, out := s.out ++ s!"{s.count}={line}\n",
+    (s.count, { ids := s.ids.insert ⟨e⟩ s.count, out := s.out ++ s!"{s.count}={line}\n",
                 count := s.count + 1 })
 
 /-! ## Names, kinds, modules -/
@@ -382,12 +391,15 @@ def gather (env : Environment) (own : PersistentHashMap Name Name) (root : Name)
 /-! ## Running `CoreM` and `MetaM`
 
 `Core.Context`/`Core.State` and `CoreM.toIO` (`src/Lean/CoreM.lean`), `MetaM.run'` and
-`Meta.ppExpr` (`src/Lean/Meta/Basic.lean`). Options are a `KVMap` (`src/Lean/Data/Options.lean`);
-an option a toolchain does not know is ignored by it. -/
+`Meta.ppExpr` (`src/Lean/Meta/Basic.lean`). `Options` is a `KVMap` in older Leans and a
+structure without `setNat` in the newest (`src/Lean/Data/Options.lean`); `setBool` and
+`Lean.Option.set` (`maxHeartbeats`, `src/Lean/CoreM.lean`) exist in both. An option a toolchain
+does not know is ignored by it. -/
 
 def checkerOptions : Options :=
-  (((Options.empty.setBool `pp.all true).setNat `maxHeartbeats 0).setBool `debug.skipKernelTC
-    false).setBool `Elab.async false
+  let o := Options.empty.setBool `pp.all true
+  let o := maxHeartbeats.set o 0
+  (o.setBool `debug.skipKernelTC false).setBool `Elab.async false
 
 def runCore {α : Type} (env : Environment) (x : CoreM α) : IO (α × Core.State) :=
   Core.CoreM.toIO x
@@ -526,9 +538,16 @@ def declared (env : Environment) (target : Name) : Array Json := Id.run do
 
 def answer (req : Request) : IO Json := do
   -- `initSearchPath`, `findSysroot`: `src/Lean/Util/Path.lean` (LEAN_PATH from `lake env`).
+  -- `lean` enables initializer execution at startup (`src/util/shell.cpp`), and before
+  -- `importModules` took `loadExts` (default false; lean4#6325, v4.19/v4.20) importing ran every
+  -- imported module's `[init]` code (`finalizePersistentExtensions`, `InitAttr.lean`): the
+  -- workspace could print an answer of its own. Those Leans are refused (checkerFailed).
+  if Lean.version.major == 4 && Lean.version.minor < 20 then
+    throw <| IO.userError s!"Lean {Lean.versionString}: importModules would run the \
+      workspace's initializers here; certification needs Lean 4.20 or newer"
   initSearchPath (← findSysroot)
-  -- `importModules`: `src/Lean/Environment.lean`; initializers are not executed (no
-  -- `enableInitializersExecution`), trust level 0.
+  -- `importModules`: `src/Lean/Environment.lean`; `loadExts` false by default (no extension
+  -- and no initializer of the workspace is run), trust level 0.
   let env ← importModules #[{ module := req.target }] {} (trustLevel := 0)
   let replay := req.replayModules
   let replayed := replaySet env replay
