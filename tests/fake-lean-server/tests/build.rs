@@ -263,15 +263,7 @@ fn a_build_gate_holds_the_compilation_after_the_text_was_read() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    let entered = p.gates.join("g.entered");
-    let deadline = std::time::Instant::now() + support::SAFETY_NET;
-    while !entered.exists() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the build never reached its gate"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    p.await_gate("g");
     assert!(
         !p.root
             .join(".lake/build/lib/lean/Fixture/Gated.olean")

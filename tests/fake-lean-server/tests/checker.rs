@@ -509,11 +509,9 @@ fn a_hanging_checker_waits_until_killed() {
     .spawn()
     .unwrap();
     // Synchronised on the trace: the run is recorded before it hangs.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while !p.trace_lines().iter().any(|l| l["fault"] == "hang") {
-        assert!(std::time::Instant::now() < deadline, "no checker event");
-        std::thread::sleep(std::time::Duration::from_millis(5));
-    }
+    support::eventually("the hanging checker's trace event", || {
+        p.trace_lines().iter().any(|l| l["fault"] == "hang")
+    });
     assert!(child.try_wait().unwrap().is_none());
     child.kill().unwrap();
     let status = child.wait().unwrap();
